@@ -1,0 +1,3 @@
+// The single translation unit nvcc turns into the embedded fatbin: one file per op family,
+// included here so that one module holds every kernel.
+#include "probe.cu"

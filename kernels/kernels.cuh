@@ -1,0 +1,7 @@
+// Shared by every kernel file: the reference's numeric primitives, compiled for the device
+// from the same source as the host (ref/*.h), so the two cannot drift apart.
+#pragma once
+
+#include "../ref/bf16.h"
+#include "../ref/fp8.h"
+#include "../ref/rsqrt_cr.h"

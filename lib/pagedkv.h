@@ -1,0 +1,146 @@
+/* pagedkv: the bit-exact specification of paged KV-cache writes, and CUDA kernels for them.
+ * This is the whole public C API. It is C99 and C++ clean and includes only standard headers. */
+#ifndef PAGEDKV_H
+#define PAGEDKV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Status ------------------------------------------------------------------------------ */
+
+/* Every function that can fail returns a pkv_status. On failure, pkv_last_error() gives a
+ * message (per thread) that names what was wrong, for example the descriptor field. */
+typedef enum pkv_status {
+    PKV_OK = 0,
+    PKV_EINVAL = -1,   /* an argument or descriptor field is invalid */
+    PKV_ERANGE = -2,   /* a size or extent does not fit the representable range */
+    PKV_ENOMEM = -3,   /* memory could not be allocated */
+    PKV_ENODEV = -4,   /* no CUDA driver or no such device */
+    PKV_ECUDA = -5,    /* the CUDA driver reported an error */
+    PKV_ENOTSUP = -6,  /* this build or device does not support the request */
+    PKV_EINTERNAL = -7 /* a bug in pagedkv; please report it */
+} pkv_status;
+
+/* A static, short description of a status ("invalid argument"). Never NULL. */
+const char *pkv_strerror(pkv_status status);
+
+/* The detailed message of the most recent failure in the calling thread ("" if none). The
+ * pointer stays valid until the next pagedkv call in that thread. */
+const char *pkv_last_error(void);
+
+/* The library version, "MAJOR.MINOR.PATCH". */
+const char *pkv_version(void);
+
+/* ---- Operations ---------------------------------------------------------------------------- */
+
+typedef enum pkv_op {
+    PKV_OP_FILL_SLOTS = 0,      /* slot mapping from an int32 block table */
+    PKV_OP_WRITE_BF16 = 1,      /* BF16 K and V paged write (bit copy) */
+    PKV_OP_WRITE_V_BF16 = 2,    /* BF16 V-only paged write (bit copy) */
+    PKV_OP_WRITE_FP8 = 3,       /* FP8 E4M3 K and V paged write with dequant scales */
+    PKV_OP_FUSED_BF16 = 4,      /* K RMSNorm(1+w) + RoPE + BF16 write, one rounding */
+    PKV_OP_FUSED_MROPE_BF16 = 5, /* the same with interleaved MRoPE */
+    PKV_OP_FUSED_FP8_K = 6,     /* K RMSNorm + RoPE + FP8 write of K, one FP8 cast */
+    PKV_OP_FUSED_FP8_KV = 7     /* K RMSNorm + RoPE + FP8 write of K and V, chain-exact */
+} pkv_op;
+#define PKV_OP_COUNT 8
+
+/* The op's short name ("write_bf16"), or NULL for a value that is not a pkv_op. */
+const char *pkv_op_name(pkv_op op);
+
+/* ---- Descriptors --------------------------------------------------------------------------- */
+
+/* Limits, enforced by the validation functions (doc/SPEC.md). */
+#define PKV_MAX_FUSED_HEAD_DIM 512u /* head_dim of the fused (norm + RoPE) ops */
+#define PKV_MAX_TOKENS 0x7fffffffu  /* num_tokens and count of one call */
+
+/* A paged cache pool: [num_blocks][block_size][num_kv_heads][head_dim] (NHD), with blocks
+ * block_stride elements apart. K and V pools of one op share this layout. */
+typedef struct pkv_cache_layout {
+    uint32_t num_kv_heads; /* heads per token, >= 1 */
+    uint32_t head_dim;     /* elements per head, >= 1 */
+    uint32_t block_size;   /* tokens per block, >= 1 */
+    uint64_t num_blocks;   /* blocks in the pool; slots >= num_blocks * block_size are skipped
+                            * and counted */
+    uint64_t block_stride; /* elements from one block to the next; 0 = dense
+                            * (block_size * num_kv_heads * head_dim); smaller is an error */
+} pkv_cache_layout;
+
+/* PKV_OP_FILL_SLOTS: slots[i] = block_table[p / block_size] * block_size + p % block_size for
+ * p = start_pos + i, i < count; -1 where p / block_size >= table_len or the entry is < 0. */
+typedef struct pkv_fill_slots_desc {
+    uint32_t block_size; /* tokens per block, >= 1 */
+    uint32_t start_pos;  /* position of the first slot to fill */
+    uint32_t count;      /* slots to fill */
+    uint32_t table_len;  /* entries in the block table */
+} pkv_fill_slots_desc;
+
+/* PKV_OP_WRITE_BF16, PKV_OP_WRITE_V_BF16, PKV_OP_WRITE_FP8: sources are
+ * [num_tokens][num_kv_heads][head_dim] BF16 with token rows *_row_stride elements apart. */
+typedef struct pkv_write_desc {
+    pkv_cache_layout cache;
+    uint32_t num_tokens;   /* entries of slot_mapping; sources may have more rows */
+    uint64_t k_row_stride; /* elements between K source rows; 0 = packed (ignored for V-only) */
+    uint64_t v_row_stride; /* elements between V source rows; 0 = packed */
+    float k_scale;         /* PKV_OP_WRITE_FP8: dequant scale of K (finite, > 0) */
+    float v_scale;         /* PKV_OP_WRITE_FP8: dequant scale of V (finite, > 0) */
+} pkv_write_desc;
+
+/* PKV_OP_FUSED_*: K is normalised per head with RMSNorm and a (1 + w) weight, rotated with
+ * NeoX RoPE on its first rotary_dim elements, and written; the FP8 K+V op also writes V. */
+typedef struct pkv_fused_desc {
+    pkv_cache_layout cache;
+    uint32_t num_tokens;
+    uint64_t k_row_stride;       /* elements between K source rows; 0 = packed */
+    uint64_t v_row_stride;       /* PKV_OP_FUSED_FP8_KV: elements between V rows; 0 = packed */
+    uint32_t rotary_dim;         /* even, <= head_dim; 0 = no rotation */
+    float theta;                 /* RoPE base, finite and >= 1 */
+    float rms_eps;               /* finite and >= 0 */
+    float k_scale;               /* PKV_OP_FUSED_FP8_KV: dequant scale of K (finite, > 0) */
+    float v_scale;               /* PKV_OP_FUSED_FP8_KV: dequant scale of V (finite, > 0) */
+    float k_inv_scale;           /* PKV_OP_FUSED_FP8_K: quant multiplier (finite, > 0) */
+    uint32_t mrope_section[3];   /* PKV_OP_FUSED_MROPE_BF16: pairs of t, h, w; all zero = the
+                                  * p % 3 rule, else they sum to rotary_dim / 2 */
+} pkv_fused_desc;
+
+/* Validation: PKV_OK, or PKV_EINVAL / PKV_ERANGE with a message that names the field. Every
+ * op runs the same check first; these are exposed so callers can validate once up front. */
+pkv_status pkv_fill_slots_check(const pkv_fill_slots_desc *desc);
+pkv_status pkv_write_check(pkv_op op, const pkv_write_desc *desc);
+pkv_status pkv_fused_check(pkv_op op, const pkv_fused_desc *desc);
+
+/* ---- Exact numeric primitives (doc/SPEC.md, "Numerics") ------------------------------------ */
+
+/* binary32 -> BF16, round to nearest even; any NaN -> 0x7FFF; overflow -> +-Inf. */
+uint16_t pkv_bf16_from_f32(float x);
+/* BF16 -> binary32, exact. */
+float pkv_bf16_to_f32(uint16_t b);
+/* binary32 -> FP8 E4M3FN, round to nearest even, saturating: |x| > 448 and +-Inf -> +-448;
+ * any NaN -> 0x7F; zero and underflow keep the sign. */
+uint8_t pkv_e4m3_from_f32(float x);
+/* FP8 E4M3FN -> binary32, exact; 0x7F / 0xFF decode to a quiet NaN of that sign. */
+float pkv_e4m3_to_f32(uint8_t q);
+
+/* Correctly rounded binary32 1 / sqrt(y): +0 -> +Inf, -0 -> -Inf, y < 0 -> NaN, +Inf -> +0. */
+float pkv_rsqrtf_cr(float y);
+
+/* Correctly rounded binary32 theta^(-2p / rotary_dim), for 1 <= theta <= FLT_MAX,
+ * rotary_dim even and >= 2, p < rotary_dim / 2. */
+pkv_status pkv_inv_freq(float theta, uint32_t rotary_dim, uint32_t p, float *out);
+/* The whole table, out[p] for p < rotary_dim / 2. */
+pkv_status pkv_inv_freq_table(float theta, uint32_t rotary_dim, float *out);
+
+/* The normative sum-of-squares reduction tree over n leaves (n <= 1024): leaves padded with
+ * +0.0f to a multiple of 32, a 32-lane xor butterfly per chunk, then the butterfly over the
+ * chunk sums padded to 32. */
+pkv_status pkv_tree_sum(const float *leaves, uint32_t n, float *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAGEDKV_H */

@@ -1,0 +1,51 @@
+/* pkv: the command-line face of pagedkv. "pkv info" prints the build configuration. */
+#include "config.h"
+#include "pagedkv.h"
+#include "fatbin.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: pkv COMMAND\n"
+    "\n"
+    "pagedkv " PACKAGE_VERSION ": the bit-exact specification of paged KV-cache writes.\n"
+    "\n"
+    "commands:\n"
+    "  info       print the build configuration and the GPUs found\n"
+    "  --help     print this help\n"
+    "  --version  print the version\n";
+
+static int info(void)
+{
+    printf("pagedkv %s\n", pkv_version());
+#if PKV_HAVE_KERNELS
+    printf("CUDA kernels:  embedded (fatbin of %zu bytes)\n", pkvi_fatbin_size);
+#else
+    printf("CUDA kernels:  not built (no nvcc at configure time)\n");
+#endif
+#if PKV_HAVE_MPFR
+    printf("MPFR tests:    yes\n");
+#else
+    printf("MPFR tests:    no\n");
+#endif
+    printf("ops:          ");
+    for (int op = 0; op < PKV_OP_COUNT; op++) printf(" %s", pkv_op_name((pkv_op)op));
+    printf("\n");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("pkv (pagedkv) %s\n", pkv_version());
+        return 0;
+    }
+    if (strcmp(argv[1], "info") == 0) return info();
+    fprintf(stderr, "pkv: unknown command '%s'\n%s", argv[1], usage);
+    return 2;
+}
