@@ -134,6 +134,12 @@ pkv_status pkv_inv_freq(float theta, uint32_t rotary_dim, uint32_t p, float *out
 /* The whole table, out[p] for p < rotary_dim / 2. */
 pkv_status pkv_inv_freq_table(float theta, uint32_t rotary_dim, float *out);
 
+/* Correctly rounded binary32 sine and cosine (round to nearest even) of every binary32 input:
+ * sin(+-0) = +-0, cos(+-0) = 1, NaN and +-Inf -> the quiet NaN 0x7FC00000. */
+float pkv_sinf_cr(float x);
+float pkv_cosf_cr(float x);
+void pkv_sincosf_cr(float x, float *sin_out, float *cos_out);
+
 /* The normative sum-of-squares reduction tree over n leaves (n <= 1024): leaves padded with
  * +0.0f to a multiple of 32, a 32-lane xor butterfly per chunk, then the butterfly over the
  * chunk sums padded to 32. */

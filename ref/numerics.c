@@ -6,6 +6,7 @@
 #include "fp8.h"
 #include "rsqrt_cr.h"
 #include "tree.h"
+#include "cr_trig.h"
 #include "../lib/status.h"
 
 uint16_t pkv_bf16_from_f32(float x) { return pkvi_bf16_from_f32(x); }
@@ -13,6 +14,16 @@ float pkv_bf16_to_f32(uint16_t b) { return pkvi_bf16_to_f32(b); }
 uint8_t pkv_e4m3_from_f32(float x) { return pkvi_e4m3_from_f32(x); }
 float pkv_e4m3_to_f32(uint8_t q) { return pkvi_e4m3_to_f32(q); }
 float pkv_rsqrtf_cr(float y) { return pkvi_rsqrt_cr(y); }
+float pkv_sinf_cr(float x) { return pkvi_sinf_cr(x); }
+float pkv_cosf_cr(float x) { return pkvi_cosf_cr(x); }
+
+void pkv_sincosf_cr(float x, float *sin_out, float *cos_out)
+{
+    float s, c;
+    pkvi_sincosf_cr(x, &s, &c, NULL);
+    if (sin_out) *sin_out = s;
+    if (cos_out) *cos_out = c;
+}
 
 pkv_status pkv_tree_sum(const float *leaves, uint32_t n, float *out)
 {
