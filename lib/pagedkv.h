@@ -113,6 +113,61 @@ pkv_status pkv_fill_slots_check(const pkv_fill_slots_desc *desc);
 pkv_status pkv_write_check(pkv_op op, const pkv_write_desc *desc);
 pkv_status pkv_fused_check(pkv_op op, const pkv_fused_desc *desc);
 
+/* ---- The reference (ref/): host pointers ---------------------------------------------------
+ *
+ * BF16 and FP8 values are passed as their bit patterns (uint16_t, uint8_t). Every op validates
+ * its descriptor and pointers first and writes nothing on failure. A token whose slot is < 0
+ * writes nothing; a slot >= num_blocks * block_size writes nothing and is counted: the count
+ * is ADDED to *oob_count (pass NULL to ignore it). Nothing outside the described buffers is
+ * read or written. */
+
+pkv_status pkv_ref_fill_slots(const pkv_fill_slots_desc *desc, const int32_t *block_table,
+                              int64_t *slots);
+
+pkv_status pkv_ref_write_bf16(const pkv_write_desc *desc, const uint16_t *key,
+                              const uint16_t *value, const int64_t *slot_mapping,
+                              uint16_t *k_cache, uint16_t *v_cache, uint64_t *oob_count);
+
+pkv_status pkv_ref_write_v_bf16(const pkv_write_desc *desc, const uint16_t *value,
+                                const int64_t *slot_mapping, uint16_t *v_cache,
+                                uint64_t *oob_count);
+
+pkv_status pkv_ref_write_fp8(const pkv_write_desc *desc, const uint16_t *key,
+                             const uint16_t *value, const int64_t *slot_mapping,
+                             uint8_t *k_cache, uint8_t *v_cache, uint64_t *oob_count);
+
+/* k_norm_weight: head_dim BF16 weights w, applied as (1 + w). positions: one per token. */
+pkv_status pkv_ref_fused_bf16(const pkv_fused_desc *desc, const uint16_t *key,
+                              const uint16_t *k_norm_weight, const uint32_t *positions,
+                              const int64_t *slot_mapping, uint16_t *k_cache,
+                              uint64_t *oob_count);
+
+pkv_status pkv_ref_fused_mrope_bf16(const pkv_fused_desc *desc, const uint16_t *key,
+                                    const uint16_t *k_norm_weight, const uint32_t *pos_t,
+                                    const uint32_t *pos_h, const uint32_t *pos_w,
+                                    const int64_t *slot_mapping, uint16_t *k_cache,
+                                    uint64_t *oob_count);
+
+pkv_status pkv_ref_fused_fp8_k(const pkv_fused_desc *desc, const uint16_t *key,
+                               const uint16_t *k_norm_weight, const uint32_t *positions,
+                               const int64_t *slot_mapping, uint8_t *k_cache,
+                               uint64_t *oob_count);
+
+pkv_status pkv_ref_fused_fp8_kv(const pkv_fused_desc *desc, const uint16_t *key,
+                                const uint16_t *value, const uint16_t *k_norm_weight,
+                                const uint32_t *positions, const int64_t *slot_mapping,
+                                uint8_t *k_cache, uint8_t *v_cache, uint64_t *oob_count);
+
+/* Building blocks of the chain that PKV_OP_FUSED_FP8_KV equals. Both work on packed BF16
+ * vectors of head_dim elements (rows of them; in place is allowed for rms_norm: out == x).
+ * rms_norm: pair-leaf reduction tree, (1 + w) weight, one BF16 rounding at the store.
+ * rope: rows = num_tokens * heads_per_token, row r uses positions[r / heads_per_token]. */
+pkv_status pkv_ref_rms_norm(uint64_t rows, uint32_t head_dim, const uint16_t *x,
+                            const uint16_t *weight, float eps, uint16_t *out);
+pkv_status pkv_ref_rope(uint32_t num_tokens, uint32_t heads_per_token, uint32_t head_dim,
+                        uint32_t rotary_dim, float theta, const uint32_t *positions,
+                        uint16_t *x);
+
 /* ---- Exact numeric primitives (doc/SPEC.md, "Numerics") ------------------------------------ */
 
 /* binary32 -> BF16, round to nearest even; any NaN -> 0x7FFF; overflow -> +-Inf. */
