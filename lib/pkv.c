@@ -2,6 +2,7 @@
 #include "config.h"
 #include "pagedkv.h"
 #include "fatbin.h"
+#include "check.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,8 @@ static const char usage[] =
     "pagedkv " PACKAGE_VERSION ": the bit-exact specification of paged KV-cache writes.\n"
     "\n"
     "commands:\n"
+    "  check      sweep shapes and hostile inputs through every backend, comparing whole\n"
+    "             poisoned cache pools; exit status 1 on any mismatch (--quick: fewer)\n"
     "  info       print the build configuration and the GPUs found\n"
     "  --help     print this help\n"
     "  --version  print the version\n";
@@ -46,6 +49,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[1], "info") == 0) return info();
+    if (strcmp(argv[1], "check") == 0)
+        return pkvi_check_main(argc > 2 && strcmp(argv[2], "--quick") == 0);
     fprintf(stderr, "pkv: unknown command '%s'\n%s", argv[1], usage);
     return 2;
 }

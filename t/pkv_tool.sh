@@ -1,0 +1,13 @@
+#!/bin/sh
+# The pkv tool: help, an unknown command, and "pkv check --quick" passing with a full table.
+pkv="${BUILDDIR:-.}/pkv"
+echo "1..5"
+n=0
+t() { n=$((n + 1)); if eval "$1"; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
+t '"$pkv" --help | grep -q "check"' "pkv --help lists the commands"
+t '! "$pkv" bogus 2>/dev/null' "an unknown command fails"
+out=$("$pkv" check --quick)
+st=$?
+t '[ $st -eq 0 ]' "pkv check --quick exits 0"
+t 'echo "$out" | grep -q "^PASS: 0 mismatches"' "it reports no mismatch"
+t '[ "$(echo "$out" | grep -c -E "^(fill_slots|write_|fused_)")" -eq 8 ]' "its table has all eight ops"
