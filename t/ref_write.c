@@ -39,15 +39,16 @@ static int check_op(pkv_op op, const shape *s, float k_scale, float v_scale)
     d.v_scale = v_scale;
 
     src_n = (size_t)(s->tokens ? s->tokens : 1) * (stride + 1);
-    k = kit_alloc(src_n * 2);
-    v = kit_alloc(src_n * 2);
+    /* sources and pools start one element past an aligned allocation */
+    k = (uint16_t *)kit_alloc(src_n * 2 + 2) + 1;
+    v = (uint16_t *)kit_alloc(src_n * 2 + 2) + 1;
     kit_fill_bf16(k, src_n, 100.0f);
     kit_fill_bf16(v, src_n, 3.0f);
     slots = kit_alloc((size_t)(s->tokens ? s->tokens : 1) * sizeof *slots);
     kit_slots(slots, s->tokens, num_blocks * s->bs, 100, 100);
     pool_bytes = (size_t)(num_blocks * bstride * esz);
-    kc = kit_alloc(pool_bytes);
-    vc = kit_alloc(pool_bytes);
+    kc = (unsigned char *)kit_alloc(pool_bytes + esz) + esz;
+    vc = (unsigned char *)kit_alloc(pool_bytes + esz) + esz;
     kw = kit_alloc(pool_bytes);
     vw = kit_alloc(pool_bytes);
     memset(kc, POISON, pool_bytes);
@@ -91,11 +92,11 @@ static int check_op(pkv_op op, const shape *s, float k_scale, float v_scale)
              (unsigned long long)want_oob);
         good = 0;
     }
-    free(k);
-    free(v);
+    free(k - 1);
+    free(v - 1);
     free(slots);
-    free(kc);
-    free(vc);
+    free(kc - esz);
+    free(vc - esz);
     free(kw);
     free(vw);
     return good;
