@@ -154,8 +154,10 @@ int main(void)
         for (long i = 0; i < slow_count && i < MAX_SLOW; i++)
             if (!mpfr_check(slow_inputs[i]) && ++bad <= 5)
                 diag("mismatch at 0x%08x", slow_inputs[i]);
-        ok(slow_count > 0 && slow_count <= MAX_SLOW, "%ld of %llu inputs in [0, 2^24] take the "
-           "accurate path", slow_count, (unsigned long long)r.checked);
+        /* all of [0, 2^24] holds 115 of them; a sampled run (PKV_TEST_SAMPLE) may hold none */
+        ok(slow_count <= MAX_SLOW && (tap_sample_stride() > 1 || slow_count > 0),
+           "%ld of %llu inputs in [0, 2^24] take the accurate path", slow_count,
+           (unsigned long long)r.checked);
         is_int(bad, 0, "MPFR agrees on every one of them");
     }
     mpfr_free_cache();
