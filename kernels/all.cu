@@ -1,3 +1,7 @@
 // The single translation unit nvcc turns into the embedded fatbin: one file per op family,
 // included here so that one module holds every kernel.
 #include "probe.cu"
+#include "write.cu"
+#include "fused.cu"
+#include "fused_fp8_kv.cu"
+#include "convert.cu"

@@ -168,6 +168,58 @@ pkv_status pkv_ref_rope(uint32_t num_tokens, uint32_t heads_per_token, uint32_t 
                         uint32_t rotary_dim, float theta, const uint32_t *positions,
                         uint16_t *x);
 
+/* ---- The CUDA backend: device pointers (uint64_t), a CUstream as void * -------------------
+ *
+ * The driver (libcuda.so.1) is loaded at run time; without it, or without a device, these
+ * return PKV_ENODEV. A handle uses the device's primary context, so it works beside the CUDA
+ * runtime (PyTorch) in one process, and from several threads. Launchers validate exactly as
+ * the reference does (same status, same message), launch asynchronously on the stream and
+ * return; PKV_ECUDA carries the driver's error name. oob_count, if not 0, is the device
+ * address of a uint64 counter to which the op atomically adds its out-of-range tokens. */
+typedef struct pkv_cuda pkv_cuda;
+
+pkv_status pkv_cuda_device_count(int *count);
+pkv_status pkv_cuda_open(int ordinal, pkv_cuda **out);
+void pkv_cuda_close(pkv_cuda *h);
+/* "NVIDIA H200 (sm_90)" */
+const char *pkv_cuda_describe(const pkv_cuda *h);
+pkv_status pkv_cuda_synchronize(pkv_cuda *h, void *stream);
+
+/* Plain device memory, for tools and tests (engines bring their own). */
+pkv_status pkv_cuda_alloc(pkv_cuda *h, size_t bytes, uint64_t *ptr);
+pkv_status pkv_cuda_free(pkv_cuda *h, uint64_t ptr);
+pkv_status pkv_cuda_upload(pkv_cuda *h, uint64_t dst, const void *src, size_t bytes);
+pkv_status pkv_cuda_download(pkv_cuda *h, void *dst, uint64_t src, size_t bytes);
+pkv_status pkv_cuda_fill(pkv_cuda *h, uint64_t dst, unsigned char byte, size_t bytes);
+
+pkv_status pkv_cuda_fill_slots(pkv_cuda *h, const pkv_fill_slots_desc *desc,
+                               uint64_t block_table, uint64_t slots, void *stream);
+pkv_status pkv_cuda_write_bf16(pkv_cuda *h, const pkv_write_desc *desc, uint64_t key,
+                               uint64_t value, uint64_t slot_mapping, uint64_t k_cache,
+                               uint64_t v_cache, uint64_t oob_count, void *stream);
+pkv_status pkv_cuda_write_v_bf16(pkv_cuda *h, const pkv_write_desc *desc, uint64_t value,
+                                 uint64_t slot_mapping, uint64_t v_cache, uint64_t oob_count,
+                                 void *stream);
+pkv_status pkv_cuda_write_fp8(pkv_cuda *h, const pkv_write_desc *desc, uint64_t key,
+                              uint64_t value, uint64_t slot_mapping, uint64_t k_cache,
+                              uint64_t v_cache, uint64_t oob_count, void *stream);
+pkv_status pkv_cuda_fused_bf16(pkv_cuda *h, const pkv_fused_desc *desc, uint64_t key,
+                               uint64_t k_norm_weight, uint64_t positions,
+                               uint64_t slot_mapping, uint64_t k_cache, uint64_t oob_count,
+                               void *stream);
+pkv_status pkv_cuda_fused_mrope_bf16(pkv_cuda *h, const pkv_fused_desc *desc, uint64_t key,
+                                     uint64_t k_norm_weight, uint64_t pos_t, uint64_t pos_h,
+                                     uint64_t pos_w, uint64_t slot_mapping, uint64_t k_cache,
+                                     uint64_t oob_count, void *stream);
+pkv_status pkv_cuda_fused_fp8_k(pkv_cuda *h, const pkv_fused_desc *desc, uint64_t key,
+                                uint64_t k_norm_weight, uint64_t positions,
+                                uint64_t slot_mapping, uint64_t k_cache, uint64_t oob_count,
+                                void *stream);
+pkv_status pkv_cuda_fused_fp8_kv(pkv_cuda *h, const pkv_fused_desc *desc, uint64_t key,
+                                 uint64_t value, uint64_t k_norm_weight, uint64_t positions,
+                                 uint64_t slot_mapping, uint64_t k_cache, uint64_t v_cache,
+                                 uint64_t oob_count, void *stream);
+
 /* ---- Exact numeric primitives (doc/SPEC.md, "Numerics") ------------------------------------ */
 
 /* binary32 -> BF16, round to nearest even; any NaN -> 0x7FFF; overflow -> +-Inf. */

@@ -32,6 +32,23 @@ static int info(void)
 #else
     printf("MPFR tests:    no\n");
 #endif
+    {
+        int n = 0;
+        if (pkv_cuda_device_count(&n) != PKV_OK) {
+            printf("GPUs:          none (%s)\n", pkv_last_error());
+        } else {
+            printf("GPUs:          %d\n", n);
+            for (int i = 0; i < n; i++) {
+                pkv_cuda *h = NULL;
+                if (pkv_cuda_open(i, &h) == PKV_OK) {
+                    printf("  %d: %s\n", i, pkv_cuda_describe(h));
+                    pkv_cuda_close(h);
+                } else {
+                    printf("  %d: cannot open: %s\n", i, pkv_last_error());
+                }
+            }
+        }
+    }
     printf("ops:          ");
     for (int op = 0; op < PKV_OP_COUNT; op++) printf(" %s", pkv_op_name((pkv_op)op));
     printf("\n");

@@ -1,0 +1,42 @@
+/* The kernels' parameter blocks, shared by the C launchers (lib/) and the CUDA kernels: one
+ * struct passed by value per launch, so both sides agree on the layout by construction.
+ * Pointers are device addresses (uint64_t); 0 means absent. Sizes are elements. */
+#ifndef PKV_KERNEL_PARAMS_H
+#define PKV_KERNEL_PARAMS_H
+
+#include <stdint.h>
+
+#define PKVK_MAX_PAIRS 256 /* PKV_MAX_FUSED_HEAD_DIM / 2 */
+
+typedef struct pkvk_geom {
+    uint64_t num_slots;    /* num_blocks * block_size */
+    uint64_t block_stride; /* resolved */
+    uint64_t row;          /* num_kv_heads * head_dim */
+    uint32_t block_size, num_kv_heads, head_dim, pad_;
+} pkvk_geom;
+
+typedef struct pkvk_fill_slots_params {
+    uint64_t block_table, slots;
+    uint32_t block_size, start_pos, count, table_len;
+} pkvk_fill_slots_params;
+
+typedef struct pkvk_write_params {
+    pkvk_geom g;
+    uint64_t key, value, slots, k_cache, v_cache, oob; /* key / k_cache 0: V only */
+    uint64_t k_stride, v_stride;
+    float inv_k, inv_v; /* FP8: RN(1 / scale) */
+    uint32_t num_tokens, fp8;
+} pkvk_write_params;
+
+typedef struct pkvk_fused_params {
+    pkvk_geom g;
+    uint64_t key, value, weight, pos[3], slots, k_cache, v_cache, oob;
+    uint64_t k_stride, v_stride;
+    uint32_t num_tokens, rotary_dim;
+    uint32_t section[3]; /* MRoPE sections; all 0 = p % 3; mrope = 0: one stream */
+    uint32_t mrope;
+    float eps, k_mul, v_mul; /* k_mul: k_inv_scale (op 7) or RN(1 / k_scale) (op 8) */
+    float inv_freq[PKVK_MAX_PAIRS];
+} pkvk_fused_params;
+
+#endif

@@ -1,0 +1,58 @@
+/* Internal: the CUDA driver API entry points pagedkv uses, resolved at run time from
+ * libcuda.so.1 (no CUDA header or library is needed to build). The types and constants are
+ * the driver ABI's. */
+#ifndef PKV_CUDA_API_H
+#define PKV_CUDA_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pagedkv.h"
+
+typedef int pkvi_CUresult; /* CUDA_SUCCESS = 0 */
+typedef int pkvi_CUdevice;
+typedef void *pkvi_CUcontext;
+typedef void *pkvi_CUmodule;
+typedef void *pkvi_CUfunction;
+typedef void *pkvi_CUstream;
+typedef unsigned long long pkvi_CUdeviceptr;
+
+#define PKVI_CU_ATTR_CC_MAJOR 75
+#define PKVI_CU_ATTR_CC_MINOR 76
+#define PKVI_CUDA_ERROR_NO_DEVICE 100
+
+typedef struct pkvi_cuda_api {
+    pkvi_CUresult (*cuInit)(unsigned);
+    pkvi_CUresult (*cuDriverGetVersion)(int *);
+    pkvi_CUresult (*cuDeviceGetCount)(int *);
+    pkvi_CUresult (*cuDeviceGet)(pkvi_CUdevice *, int);
+    pkvi_CUresult (*cuDeviceGetName)(char *, int, pkvi_CUdevice);
+    pkvi_CUresult (*cuDeviceGetAttribute)(int *, int, pkvi_CUdevice);
+    pkvi_CUresult (*cuDevicePrimaryCtxRetain)(pkvi_CUcontext *, pkvi_CUdevice);
+    pkvi_CUresult (*cuDevicePrimaryCtxRelease)(pkvi_CUdevice);
+    pkvi_CUresult (*cuCtxPushCurrent)(pkvi_CUcontext);
+    pkvi_CUresult (*cuCtxPopCurrent)(pkvi_CUcontext *);
+    pkvi_CUresult (*cuCtxSynchronize)(void);
+    pkvi_CUresult (*cuModuleLoadData)(pkvi_CUmodule *, const void *);
+    pkvi_CUresult (*cuModuleUnload)(pkvi_CUmodule);
+    pkvi_CUresult (*cuModuleGetFunction)(pkvi_CUfunction *, pkvi_CUmodule, const char *);
+    pkvi_CUresult (*cuLaunchKernel)(pkvi_CUfunction, unsigned, unsigned, unsigned, unsigned,
+                                    unsigned, unsigned, unsigned, pkvi_CUstream, void **,
+                                    void **);
+    pkvi_CUresult (*cuStreamSynchronize)(pkvi_CUstream);
+    pkvi_CUresult (*cuMemAlloc)(pkvi_CUdeviceptr *, size_t);
+    pkvi_CUresult (*cuMemFree)(pkvi_CUdeviceptr);
+    pkvi_CUresult (*cuMemcpyHtoD)(pkvi_CUdeviceptr, const void *, size_t);
+    pkvi_CUresult (*cuMemcpyDtoH)(void *, pkvi_CUdeviceptr, size_t);
+    pkvi_CUresult (*cuMemsetD8)(pkvi_CUdeviceptr, unsigned char, size_t);
+    pkvi_CUresult (*cuGetErrorName)(pkvi_CUresult, const char **);
+} pkvi_cuda_api;
+
+/* The driver table, loading libcuda.so.1 and calling cuInit once (thread-safe). On failure,
+ * NULL with PKV_ENODEV and a message in *st. */
+const pkvi_cuda_api *pkvi_cuda(pkv_status *st);
+
+/* PKV_ECUDA with "what: CUDA_ERROR_NAME" recorded as the message. */
+pkv_status pkvi_cuda_fail(pkvi_CUresult r, const char *what);
+
+#endif

@@ -1,0 +1,198 @@
+/* Device handles: the primary context retained, the embedded fatbin loaded once per handle,
+ * every kernel resolved up front; plus plain device memory for tools and tests. */
+#include "config.h"
+#include "cuda_device.h"
+#include "fatbin.h"
+#include "status.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *const kernel_names[PKVI_K_COUNT] = {
+    "pkvk_fill_slots", "pkvk_write", "pkvk_fused", "pkvk_fused_fp8_kv", "pkvk_convert_range",
+    "pkvk_probe"};
+
+#define CU(call, what)                                                                         \
+    do {                                                                                       \
+        pkvi_CUresult r_ = (call);                                                             \
+        if (r_ != 0) return pkvi_cuda_fail(r_, what);                                          \
+    } while (0)
+
+pkv_status pkv_cuda_device_count(int *count)
+{
+    pkv_status st;
+    const pkvi_cuda_api *cu;
+    pkvi_clear_error();
+    if (!count) return pkvi_fail(PKV_EINVAL, "cuda_device_count: count is NULL");
+    *count = 0;
+    if (!(cu = pkvi_cuda(&st))) return st;
+    CU(cu->cuDeviceGetCount(count), "cuDeviceGetCount");
+    return PKV_OK;
+}
+
+pkv_status pkvi_cuda_enter(pkv_cuda *h)
+{
+    CU(h->cu->cuCtxPushCurrent(h->ctx), "cuCtxPushCurrent");
+    return PKV_OK;
+}
+
+void pkvi_cuda_leave(pkv_cuda *h)
+{
+    pkvi_CUcontext popped;
+    h->cu->cuCtxPopCurrent(&popped);
+}
+
+static pkv_status load_module(pkv_cuda *h)
+{
+    pkv_status st;
+    if ((st = pkvi_cuda_enter(h))) return st;
+    if (pkvi_fatbin_size == 0) {
+        pkvi_cuda_leave(h);
+        return pkvi_fail(PKV_ENOTSUP, "this build has no CUDA kernels (nvcc was not found)");
+    }
+    {
+        pkvi_CUresult r = h->cu->cuModuleLoadData(&h->module, pkvi_fatbin);
+        if (r) {
+            st = pkvi_cuda_fail(r, "cuModuleLoadData (no kernel image for this GPU?)");
+            pkvi_cuda_leave(h);
+            return st;
+        }
+    }
+    for (int k = 0; k < PKVI_K_COUNT; k++) {
+        pkvi_CUresult r = h->cu->cuModuleGetFunction(&h->fn[k], h->module, kernel_names[k]);
+        if (r) {
+            st = pkvi_cuda_fail(r, kernel_names[k]);
+            pkvi_cuda_leave(h);
+            return st;
+        }
+    }
+    pkvi_cuda_leave(h);
+    return PKV_OK;
+}
+
+pkv_status pkv_cuda_open(int ordinal, pkv_cuda **out)
+{
+    pkv_status st;
+    const pkvi_cuda_api *cu;
+    pkv_cuda *h;
+    int n = 0, major = 0, minor = 0;
+    char name[96];
+    pkvi_clear_error();
+    if (!out) return pkvi_fail(PKV_EINVAL, "cuda_open: out is NULL");
+    *out = NULL;
+    if (!(cu = pkvi_cuda(&st))) return st;
+    CU(cu->cuDeviceGetCount(&n), "cuDeviceGetCount");
+    if (ordinal < 0 || ordinal >= n)
+        return pkvi_fail(PKV_ENODEV, "cuda_open: no CUDA device %d (%d present)", ordinal, n);
+    if (!(h = calloc(1, sizeof *h))) return pkvi_fail(PKV_ENOMEM, "cuda_open: out of memory");
+    h->cu = cu;
+    if (cu->cuDeviceGet(&h->dev, ordinal) || cu->cuDeviceGetName(name, sizeof name, h->dev) ||
+        cu->cuDeviceGetAttribute(&major, PKVI_CU_ATTR_CC_MAJOR, h->dev) ||
+        cu->cuDeviceGetAttribute(&minor, PKVI_CU_ATTR_CC_MINOR, h->dev)) {
+        free(h);
+        return pkvi_fail(PKV_ECUDA, "cuda_open: cannot query device %d", ordinal);
+    }
+    snprintf(h->description, sizeof h->description, "%s (sm_%d%d)", name, major, minor);
+    {
+        pkvi_CUresult r = cu->cuDevicePrimaryCtxRetain(&h->ctx, h->dev);
+        if (r) {
+            free(h);
+            return pkvi_cuda_fail(r, "cuDevicePrimaryCtxRetain");
+        }
+    }
+    if ((st = load_module(h))) {
+        cu->cuDevicePrimaryCtxRelease(h->dev);
+        free(h);
+        return st;
+    }
+    *out = h;
+    return PKV_OK;
+}
+
+void pkv_cuda_close(pkv_cuda *h)
+{
+    if (!h) return;
+    if (pkvi_cuda_enter(h) == PKV_OK) {
+        h->cu->cuModuleUnload(h->module);
+        pkvi_cuda_leave(h);
+    }
+    h->cu->cuDevicePrimaryCtxRelease(h->dev);
+    free(h);
+}
+
+const char *pkv_cuda_describe(const pkv_cuda *h) { return h ? h->description : ""; }
+
+pkv_status pkvi_cuda_launch(pkv_cuda *h, int k, unsigned gx, unsigned gy, unsigned block,
+                            void *params, void *stream)
+{
+    void *args[1];
+    pkvi_CUresult r;
+    pkv_status st;
+    args[0] = params;
+    if ((st = pkvi_cuda_enter(h))) return st;
+    r = h->cu->cuLaunchKernel(h->fn[k], gx, gy, 1, block, 1, 1, 0, (pkvi_CUstream)stream, args,
+                              NULL);
+    pkvi_cuda_leave(h);
+    return r ? pkvi_cuda_fail(r, kernel_names[k]) : PKV_OK;
+}
+
+/* Run one driver call with h's context current. */
+#define WITH_CTX(h, call, what)                                                                \
+    do {                                                                                       \
+        pkvi_CUresult r_;                                                                      \
+        pkv_status st_;                                                                        \
+        pkvi_clear_error();                                                                    \
+        if (!(h)) return pkvi_fail(PKV_EINVAL, "%s: handle is NULL", what);                    \
+        if ((st_ = pkvi_cuda_enter(h))) return st_;                                            \
+        r_ = (call);                                                                           \
+        pkvi_cuda_leave(h);                                                                    \
+        return r_ ? pkvi_cuda_fail(r_, what) : PKV_OK;                                         \
+    } while (0)
+
+pkv_status pkv_cuda_synchronize(pkv_cuda *h, void *stream)
+{
+    WITH_CTX(h, h->cu->cuStreamSynchronize((pkvi_CUstream)stream), "cuStreamSynchronize");
+}
+
+pkv_status pkv_cuda_alloc(pkv_cuda *h, size_t bytes, uint64_t *ptr)
+{
+    pkvi_CUdeviceptr p = 0;
+    if (!ptr) return pkvi_fail(PKV_EINVAL, "cuda_alloc: ptr is NULL");
+    *ptr = 0;
+    {
+        pkvi_CUresult r;
+        pkv_status st;
+        pkvi_clear_error();
+        if (!h) return pkvi_fail(PKV_EINVAL, "cuda_alloc: handle is NULL");
+        if ((st = pkvi_cuda_enter(h))) return st;
+        r = h->cu->cuMemAlloc(&p, bytes ? bytes : 1);
+        pkvi_cuda_leave(h);
+        if (r) return pkvi_cuda_fail(r, "cuMemAlloc");
+    }
+    *ptr = p;
+    return PKV_OK;
+}
+
+pkv_status pkv_cuda_free(pkv_cuda *h, uint64_t ptr)
+{
+    if (!ptr) return PKV_OK;
+    WITH_CTX(h, h->cu->cuMemFree(ptr), "cuMemFree");
+}
+
+pkv_status pkv_cuda_upload(pkv_cuda *h, uint64_t dst, const void *src, size_t bytes)
+{
+    if (!bytes) return PKV_OK;
+    WITH_CTX(h, h->cu->cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
+}
+
+pkv_status pkv_cuda_download(pkv_cuda *h, void *dst, uint64_t src, size_t bytes)
+{
+    if (!bytes) return PKV_OK;
+    WITH_CTX(h, h->cu->cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
+}
+
+pkv_status pkv_cuda_fill(pkv_cuda *h, uint64_t dst, unsigned char byte, size_t bytes)
+{
+    if (!bytes) return PKV_OK;
+    WITH_CTX(h, h->cu->cuMemsetD8(dst, byte, bytes), "cuMemsetD8");
+}

@@ -1,0 +1,27 @@
+/* Internal: the device handle and its use by the launchers. */
+#ifndef PKV_CUDA_DEVICE_H
+#define PKV_CUDA_DEVICE_H
+
+#include "cuda_api.h"
+
+enum { PKVI_K_FILL_SLOTS, PKVI_K_WRITE, PKVI_K_FUSED, PKVI_K_FUSED_FP8_KV, PKVI_K_CONVERT,
+       PKVI_K_PROBE, PKVI_K_COUNT };
+
+struct pkv_cuda {
+    const pkvi_cuda_api *cu;
+    pkvi_CUdevice dev;
+    pkvi_CUcontext ctx; /* the primary context, retained */
+    pkvi_CUmodule module;
+    pkvi_CUfunction fn[PKVI_K_COUNT];
+    char description[128];
+};
+
+/* Make h's context current for this thread (push) and undo it (pop). */
+pkv_status pkvi_cuda_enter(pkv_cuda *h);
+void pkvi_cuda_leave(pkv_cuda *h);
+
+/* Launch kernel k with one parameter block. */
+pkv_status pkvi_cuda_launch(pkv_cuda *h, int k, unsigned gx, unsigned gy, unsigned block,
+                            void *params, void *stream);
+
+#endif

@@ -1,0 +1,206 @@
+/* The CUDA launchers: the reference's validation (same status and message), then one
+ * parameter block and one asynchronous launch. No host synchronisation. */
+#include "config.h"
+#include "cuda_device.h"
+#include "status.h"
+#include "validate.h"
+#include "../kernels/params.h"
+
+#include <string.h>
+
+#define NEED(op, ptr, elems)                                                                   \
+    do {                                                                                       \
+        if ((elems) != 0 && (ptr) == 0) return pkvi_fail(PKV_EINVAL, "%s: %s is NULL", op, #ptr); \
+    } while (0)
+
+static void geom(pkvk_geom *k, const pkv_cache_layout *c, const pkvi_geom *g)
+{
+    k->num_slots = g->num_slots;
+    k->block_stride = g->block_stride;
+    k->row = g->row;
+    k->block_size = c->block_size;
+    k->num_kv_heads = c->num_kv_heads;
+    k->head_dim = c->head_dim;
+    k->pad_ = 0;
+}
+
+static unsigned round32(unsigned n) { return (n + 31u) / 32u * 32u; }
+
+pkv_status pkv_cuda_fill_slots(pkv_cuda *h, const pkv_fill_slots_desc *d, uint64_t block_table,
+                               uint64_t slots, void *stream)
+{
+    pkvk_fill_slots_params p;
+    pkv_status st = pkv_fill_slots_check(d);
+    if (st) return st;
+    if (!h) return pkvi_fail(PKV_EINVAL, "fill_slots: handle is NULL");
+    NEED("fill_slots", slots, d->count);
+    NEED("fill_slots", block_table, d->table_len);
+    if (d->count == 0) return PKV_OK;
+    memset(&p, 0, sizeof p);
+    p.block_table = block_table;
+    p.slots = slots;
+    p.block_size = d->block_size;
+    p.start_pos = d->start_pos;
+    p.count = d->count;
+    p.table_len = d->table_len;
+    return pkvi_cuda_launch(h, PKVI_K_FILL_SLOTS, (d->count + 255u) / 256u, 1, 256, &p, stream);
+}
+
+static pkv_status write_op(pkv_cuda *h, pkv_op op, const pkv_write_desc *d, uint64_t key,
+                           uint64_t value, uint64_t slots, uint64_t k_cache, uint64_t v_cache,
+                           uint64_t oob, void *stream)
+{
+    pkvk_write_params p;
+    pkvi_geom g;
+    pkvi_src k, v;
+    const char *name = pkv_op_name(op);
+    pkv_status st = pkvi_write_resolve(op, d, &g, &k, &v);
+    if (st) return st;
+    if (!h) return pkvi_fail(PKV_EINVAL, "%s: handle is NULL", name);
+    if (op != PKV_OP_WRITE_V_BF16) {
+        NEED(name, key, k.elems);
+        NEED(name, k_cache, g.pool_elems);
+    }
+    NEED(name, value, v.elems);
+    NEED(name, slots, d->num_tokens);
+    NEED(name, v_cache, g.pool_elems);
+    if (d->num_tokens == 0) return PKV_OK;
+    memset(&p, 0, sizeof p);
+    geom(&p.g, &d->cache, &g);
+    p.key = op == PKV_OP_WRITE_V_BF16 ? 0 : key;
+    p.value = value;
+    p.slots = slots;
+    p.k_cache = op == PKV_OP_WRITE_V_BF16 ? 0 : k_cache;
+    p.v_cache = v_cache;
+    p.oob = oob;
+    p.k_stride = k.stride;
+    p.v_stride = v.stride;
+    p.num_tokens = d->num_tokens;
+    p.fp8 = op == PKV_OP_WRITE_FP8;
+    if (p.fp8) {
+        p.inv_k = 1.0f / d->k_scale;
+        p.inv_v = 1.0f / d->v_scale;
+    }
+    return pkvi_cuda_launch(h, PKVI_K_WRITE, d->num_tokens, 1, 256, &p, stream);
+}
+
+pkv_status pkv_cuda_write_bf16(pkv_cuda *h, const pkv_write_desc *d, uint64_t key,
+                               uint64_t value, uint64_t slot_mapping, uint64_t k_cache,
+                               uint64_t v_cache, uint64_t oob_count, void *stream)
+{
+    return write_op(h, PKV_OP_WRITE_BF16, d, key, value, slot_mapping, k_cache, v_cache,
+                    oob_count, stream);
+}
+
+pkv_status pkv_cuda_write_v_bf16(pkv_cuda *h, const pkv_write_desc *d, uint64_t value,
+                                 uint64_t slot_mapping, uint64_t v_cache, uint64_t oob_count,
+                                 void *stream)
+{
+    return write_op(h, PKV_OP_WRITE_V_BF16, d, 0, value, slot_mapping, 0, v_cache, oob_count,
+                    stream);
+}
+
+pkv_status pkv_cuda_write_fp8(pkv_cuda *h, const pkv_write_desc *d, uint64_t key,
+                              uint64_t value, uint64_t slot_mapping, uint64_t k_cache,
+                              uint64_t v_cache, uint64_t oob_count, void *stream)
+{
+    return write_op(h, PKV_OP_WRITE_FP8, d, key, value, slot_mapping, k_cache, v_cache,
+                    oob_count, stream);
+}
+
+static pkv_status fused_op(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint64_t key,
+                           uint64_t value, uint64_t weight, const uint64_t pos[3],
+                           uint64_t slots, uint64_t k_cache, uint64_t v_cache, uint64_t oob,
+                           void *stream)
+{
+    pkvk_fused_params p;
+    pkvi_geom g;
+    pkvi_src k, v;
+    const char *name = pkv_op_name(op);
+    int streams = op == PKV_OP_FUSED_MROPE_BF16 ? 3 : 1;
+    pkv_status st = pkvi_fused_resolve(op, d, &g, &k, &v);
+    if (st) return st;
+    if (!h) return pkvi_fail(PKV_EINVAL, "%s: handle is NULL", name);
+    NEED(name, key, k.elems);
+    NEED(name, weight, d->num_tokens ? d->cache.head_dim : 0);
+    NEED(name, slots, d->num_tokens);
+    NEED(name, k_cache, g.pool_elems);
+    for (int i = 0; i < streams; i++)
+        if (d->num_tokens && !pos[i])
+            return pkvi_fail(PKV_EINVAL, "%s: %s is NULL", name,
+                             streams == 3 ? (const char *[]){"pos_t", "pos_h", "pos_w"}[i]
+                                          : "positions");
+    if (op == PKV_OP_FUSED_FP8_KV) {
+        NEED(name, value, v.elems);
+        NEED(name, v_cache, g.pool_elems);
+    }
+    memset(&p, 0, sizeof p);
+    if (d->rotary_dim && (st = pkv_inv_freq_table(d->theta, d->rotary_dim, p.inv_freq)))
+        return st;
+    if (d->num_tokens == 0) return PKV_OK;
+    geom(&p.g, &d->cache, &g);
+    p.key = key;
+    p.value = value;
+    p.weight = weight;
+    for (int i = 0; i < 3; i++) p.pos[i] = pos[streams == 3 ? i : 0];
+    p.slots = slots;
+    p.k_cache = k_cache;
+    p.v_cache = op == PKV_OP_FUSED_FP8_KV ? v_cache : 0;
+    p.oob = oob;
+    p.k_stride = k.stride;
+    p.v_stride = v.stride;
+    p.num_tokens = d->num_tokens;
+    p.rotary_dim = d->rotary_dim;
+    p.mrope = op == PKV_OP_FUSED_MROPE_BF16;
+    memcpy(p.section, d->mrope_section, sizeof p.section);
+    p.eps = d->rms_eps;
+    if (op == PKV_OP_FUSED_FP8_K) p.k_mul = d->k_inv_scale;
+    if (op == PKV_OP_FUSED_FP8_KV) {
+        p.k_mul = 1.0f / d->k_scale;
+        p.v_mul = 1.0f / d->v_scale;
+        return pkvi_cuda_launch(h, PKVI_K_FUSED_FP8_KV, d->num_tokens, d->cache.num_kv_heads,
+                                round32(d->cache.head_dim / 2), &p, stream);
+    }
+    return pkvi_cuda_launch(h, PKVI_K_FUSED, d->num_tokens, d->cache.num_kv_heads,
+                            round32(d->cache.head_dim), &p, stream);
+}
+
+pkv_status pkv_cuda_fused_bf16(pkv_cuda *h, const pkv_fused_desc *d, uint64_t key,
+                               uint64_t k_norm_weight, uint64_t positions,
+                               uint64_t slot_mapping, uint64_t k_cache, uint64_t oob_count,
+                               void *stream)
+{
+    const uint64_t pos[3] = {positions, positions, positions};
+    return fused_op(h, PKV_OP_FUSED_BF16, d, key, 0, k_norm_weight, pos, slot_mapping, k_cache,
+                    0, oob_count, stream);
+}
+
+pkv_status pkv_cuda_fused_mrope_bf16(pkv_cuda *h, const pkv_fused_desc *d, uint64_t key,
+                                     uint64_t k_norm_weight, uint64_t pos_t, uint64_t pos_h,
+                                     uint64_t pos_w, uint64_t slot_mapping, uint64_t k_cache,
+                                     uint64_t oob_count, void *stream)
+{
+    const uint64_t pos[3] = {pos_t, pos_h, pos_w};
+    return fused_op(h, PKV_OP_FUSED_MROPE_BF16, d, key, 0, k_norm_weight, pos, slot_mapping,
+                    k_cache, 0, oob_count, stream);
+}
+
+pkv_status pkv_cuda_fused_fp8_k(pkv_cuda *h, const pkv_fused_desc *d, uint64_t key,
+                                uint64_t k_norm_weight, uint64_t positions,
+                                uint64_t slot_mapping, uint64_t k_cache, uint64_t oob_count,
+                                void *stream)
+{
+    const uint64_t pos[3] = {positions, positions, positions};
+    return fused_op(h, PKV_OP_FUSED_FP8_K, d, key, 0, k_norm_weight, pos, slot_mapping, k_cache,
+                    0, oob_count, stream);
+}
+
+pkv_status pkv_cuda_fused_fp8_kv(pkv_cuda *h, const pkv_fused_desc *d, uint64_t key,
+                                 uint64_t value, uint64_t k_norm_weight, uint64_t positions,
+                                 uint64_t slot_mapping, uint64_t k_cache, uint64_t v_cache,
+                                 uint64_t oob_count, void *stream)
+{
+    const uint64_t pos[3] = {positions, positions, positions};
+    return fused_op(h, PKV_OP_FUSED_FP8_KV, d, key, value, k_norm_weight, pos, slot_mapping,
+                    k_cache, v_cache, oob_count, stream);
+}
