@@ -1,8 +1,8 @@
 /* "pkv check": a sweep of shapes and hostile inputs through every backend present, comparing
- * whole poisoned pools. Today the backend is the reference, checked against its definitions
- * and self-properties: bit copies equal their source, FP8 rows equal the value rule, nothing
- * outside the written rows changes, MRoPE with equal streams is the scalar op, op 8 is the
- * explicit chain, and every op is deterministic. */
+ * whole poisoned pools. The reference is checked against its definitions and self-properties
+ * (bit copies equal their source, FP8 rows equal the value rule, nothing outside the written
+ * rows changes, MRoPE with equal streams is the scalar op, op 8 is the explicit chain, every
+ * op is deterministic); the CUDA backend, when a GPU is present, against the reference. */
 #include "config.h"
 #include "check.h"
 #include "pagedkv.h"
@@ -139,6 +139,81 @@ static unsigned char *written_mask(const input *in)
     return m;
 }
 
+static pkv_cuda *gpu;      /* the CUDA backend, when a device is present */
+static tally gpu_tally[PKV_OP_COUNT];
+
+static uint64_t up(const void *src, size_t bytes, size_t shift, uint64_t *base)
+{
+    if (pkv_cuda_alloc(gpu, bytes + shift + 8, base) != PKV_OK ||
+        (src && pkv_cuda_upload(gpu, *base + shift, src, bytes) != PKV_OK)) {
+        fprintf(stderr, "pkv check: %s\n", pkv_last_error());
+        exit(3);
+    }
+    return *base + shift;
+}
+
+/* The same case on the GPU (sources and pools one element off alignment), against the
+ * reference's pools ka / va and count oa. */
+static void gpu_case(int op, const input *in, const unsigned char *ka, const unsigned char *va,
+                     uint64_t oa, size_t pool_bytes)
+{
+    uint64_t base[9], dk, dv, dw, dp, ds, dkc, dvc, doob, goob = 0;
+    size_t src = ((size_t)in->f.num_tokens * (in->row + 2) + 1) * 2, T = in->f.num_tokens;
+    unsigned char *gk = xalloc(pool_bytes + 1), *gv = xalloc(pool_bytes + 1);
+    pkv_status st = PKV_OK;
+    tally *t = &gpu_tally[op];
+    clock_t c0 = clock();
+    dk = up(in->k, src, 2, &base[0]);
+    dv = up(in->v, src, 2, &base[1]);
+    dw = up(in->wt, in->f.cache.head_dim * 2, 0, &base[2]);
+    dp = up(in->pos, T * 4 + 4, 0, &base[3]);
+    ds = up(in->slots, T * 8 + 8, 0, &base[4]);
+    dkc = up(NULL, pool_bytes, 1, &base[5]);
+    dvc = up(NULL, pool_bytes, 1, &base[6]);
+    doob = up(&goob, 8, 0, &base[7]);
+    pkv_cuda_fill(gpu, dkc, POISON, pool_bytes);
+    pkv_cuda_fill(gpu, dvc, POISON, pool_bytes);
+    switch (op) {
+    case PKV_OP_WRITE_BF16:
+        st = pkv_cuda_write_bf16(gpu, &in->w, dk, dv, ds, dkc, dvc, doob, NULL);
+        break;
+    case PKV_OP_WRITE_V_BF16:
+        st = pkv_cuda_write_v_bf16(gpu, &in->w, dv, ds, dvc, doob, NULL);
+        break;
+    case PKV_OP_WRITE_FP8:
+        st = pkv_cuda_write_fp8(gpu, &in->w, dk, dv, ds, dkc, dvc, doob, NULL);
+        break;
+    case PKV_OP_FUSED_BF16:
+        st = pkv_cuda_fused_bf16(gpu, &in->f, dk, dw, dp, ds, dkc, doob, NULL);
+        break;
+    case PKV_OP_FUSED_MROPE_BF16:
+        st = pkv_cuda_fused_mrope_bf16(gpu, &in->f, dk, dw, dp, dp, dp, ds, dkc, doob, NULL);
+        break;
+    case PKV_OP_FUSED_FP8_K:
+        st = pkv_cuda_fused_fp8_k(gpu, &in->f, dk, dw, dp, ds, dkc, doob, NULL);
+        break;
+    default:
+        st = pkv_cuda_fused_fp8_kv(gpu, &in->f, dk, dv, dw, dp, ds, dkc, dvc, doob, NULL);
+    }
+    if (st == PKV_OK) st = pkv_cuda_synchronize(gpu, NULL);
+    if (st == PKV_OK) st = pkv_cuda_download(gpu, gk, dkc, pool_bytes);
+    if (st == PKV_OK) st = pkv_cuda_download(gpu, gv, dvc, pool_bytes);
+    if (st == PKV_OK) st = pkv_cuda_download(gpu, &goob, doob, 8);
+    t->cases++;
+    t->bytes += 2 * pool_bytes;
+    if (st != PKV_OK) {
+        fprintf(stderr, "pkv check: %s on the GPU: %s\n", pkv_op_name((pkv_op)op),
+                pkv_last_error());
+        t->mismatches++;
+    } else {
+        t->mismatches += diff(ka, gk, pool_bytes) + diff(va, gv, pool_bytes) + (goob != oa);
+    }
+    for (int i = 0; i < 8; i++) pkv_cuda_free(gpu, base[i]);
+    free(gk);
+    free(gv);
+    t->secs += (double)(clock() - c0) / CLOCKS_PER_SEC;
+}
+
 /* One case of one op: expected vs actual whole pools (K, and V when the op writes it). */
 static void run_case(int op, input *in, tally *t)
 {
@@ -216,6 +291,7 @@ static void run_case(int op, input *in, tally *t)
         free(tmp);
     }
     }
+    if (gpu) gpu_case(op, in, ka, va, oa, n * esz);
     t->cases++;
     t->bytes += n * esz * (two || op == PKV_OP_WRITE_V_BF16 ? 2 : 1);
     t->mismatches += diff(ka, kb, n * esz) + (two || op == PKV_OP_WRITE_V_BF16 ? diff(va, vb, n * esz) : 0) +
@@ -262,7 +338,12 @@ int pkvi_check_main(int quick)
                           toks[] = {0, 1, 3, 33};
     tally t[PKV_OP_COUNT];
     unsigned long long total = 0;
+    char gpu_why[256] = "";
     memset(t, 0, sizeof t);
+    if (pkv_cuda_open(0, &gpu) != PKV_OK) {
+        snprintf(gpu_why, sizeof gpu_why, "%s", pkv_last_error());
+        gpu = NULL;
+    }
     printf("%-18s %8s %14s %11s %9s\n", "op (reference)", "cases", "bytes", "mismatches", "time");
     check_fill_slots(quick, &t[PKV_OP_FILL_SLOTS]);
     printf("%-18s %8ld %14llu %11llu %8.2fs\n", "fill_slots", t[0].cases, t[0].bytes,
@@ -283,6 +364,20 @@ int pkvi_check_main(int quick)
         printf("%-18s %8ld %14llu %11llu %8.2fs\n", pkv_op_name((pkv_op)op), t[op].cases,
                t[op].bytes, t[op].mismatches, t[op].secs);
         total += t[op].mismatches;
+    }
+    if (gpu) {
+        printf("%-18s %8s %14s %11s %9s\n", "op (CUDA)", "cases", "bytes", "mismatches", "time");
+        printf("  device: %s\n", pkv_cuda_describe(gpu));
+        for (int op = PKV_OP_WRITE_BF16; op < PKV_OP_COUNT; op++) {
+            printf("%-18s %8ld %14llu %11llu %8.2fs\n", pkv_op_name((pkv_op)op),
+                   gpu_tally[op].cases, gpu_tally[op].bytes, gpu_tally[op].mismatches,
+                   gpu_tally[op].secs);
+            total += gpu_tally[op].mismatches;
+        }
+        pkv_cuda_close(gpu);
+        gpu = NULL;
+    } else {
+        printf("CUDA backend: not checked (%s)\n", gpu_why);
     }
     printf("%s: %llu mismatches\n", total ? "FAIL" : "PASS", total);
     return total ? 1 : 0;

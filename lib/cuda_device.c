@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const kernel_names[PKVI_K_COUNT] = {
     "pkvk_fill_slots", "pkvk_write", "pkvk_fused", "pkvk_fused_fp8_kv", "pkvk_convert_range",
@@ -51,7 +52,12 @@ static pkv_status load_module(pkv_cuda *h)
         return pkvi_fail(PKV_ENOTSUP, "this build has no CUDA kernels (nvcc was not found)");
     }
     {
-        pkvi_CUresult r = h->cu->cuModuleLoadData(&h->module, pkvi_fatbin);
+        /* PKV_CUDA_JIT_PTX=1: the compute_80 PTX, compiled by the driver (a test mode) */
+        const char *jit = getenv("PKV_CUDA_JIT_PTX");
+        int use_ptx = jit && *jit && strcmp(jit, "0") != 0;
+        pkvi_CUresult r = h->cu->cuModuleLoadData(&h->module, use_ptx ? pkvi_ptx80 : pkvi_fatbin);
+        if (use_ptx && !r) strncat(h->description, " [compute_80 PTX, JIT]",
+                                   sizeof h->description - strlen(h->description) - 1);
         if (r) {
             st = pkvi_cuda_fail(r, "cuModuleLoadData (no kernel image for this GPU?)");
             pkvi_cuda_leave(h);

@@ -10,4 +10,4 @@ out=$("$pkv" check --quick)
 st=$?
 t '[ $st -eq 0 ]' "pkv check --quick exits 0"
 t 'echo "$out" | grep -q "^PASS: 0 mismatches"' "it reports no mismatch"
-t '[ "$(echo "$out" | grep -c -E "^(fill_slots|write_|fused_)")" -eq 8 ]' "its table has all eight ops"
+t '[ "$(echo "$out" | grep -c -E "^(fill_slots|write_|fused_)")" -ge 8 ]' "its table has all eight ops"
