@@ -155,7 +155,7 @@ static uint64_t up(const void *src, size_t bytes, size_t shift, uint64_t *base)
 /* The same case on the GPU (sources and pools one element off alignment), against the
  * reference's pools ka / va and count oa. */
 static void gpu_case(int op, const input *in, const unsigned char *ka, const unsigned char *va,
-                     uint64_t oa, size_t pool_bytes)
+                     uint64_t oa, size_t pool_bytes, size_t esz)
 {
     uint64_t base[9], dk, dv, dw, dp, ds, dkc, dvc, doob, goob = 0;
     size_t src = ((size_t)in->f.num_tokens * (in->row + 2) + 1) * 2, T = in->f.num_tokens;
@@ -168,8 +168,8 @@ static void gpu_case(int op, const input *in, const unsigned char *ka, const uns
     dw = up(in->wt, in->f.cache.head_dim * 2, 0, &base[2]);
     dp = up(in->pos, T * 4 + 4, 0, &base[3]);
     ds = up(in->slots, T * 8 + 8, 0, &base[4]);
-    dkc = up(NULL, pool_bytes, 1, &base[5]);
-    dvc = up(NULL, pool_bytes, 1, &base[6]);
+    dkc = up(NULL, pool_bytes, esz, &base[5]); /* one element off alignment */
+    dvc = up(NULL, pool_bytes, esz, &base[6]);
     doob = up(&goob, 8, 0, &base[7]);
     pkv_cuda_fill(gpu, dkc, POISON, pool_bytes);
     pkv_cuda_fill(gpu, dvc, POISON, pool_bytes);
@@ -291,7 +291,7 @@ static void run_case(int op, input *in, tally *t)
         free(tmp);
     }
     }
-    if (gpu) gpu_case(op, in, ka, va, oa, n * esz);
+    if (gpu) gpu_case(op, in, ka, va, oa, n * esz, esz);
     t->cases++;
     t->bytes += n * esz * (two || op == PKV_OP_WRITE_V_BF16 ? 2 : 1);
     t->mismatches += diff(ka, kb, n * esz) + (two || op == PKV_OP_WRITE_V_BF16 ? diff(va, vb, n * esz) : 0) +

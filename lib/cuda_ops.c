@@ -8,10 +8,15 @@
 
 #include <string.h>
 
-#define NEED(op, ptr, elems)                                                                   \
+/* A device pointer may be 0 only for an empty buffer, and must be aligned to its element:
+ * a misaligned one would fault inside the kernel, so it is rejected here. */
+#define NEEDA(op, ptr, elems, align)                                                           \
     do {                                                                                       \
         if ((elems) != 0 && (ptr) == 0) return pkvi_fail(PKV_EINVAL, "%s: %s is NULL", op, #ptr); \
+        if ((ptr) % (align) != 0)                                                              \
+            return pkvi_fail(PKV_EINVAL, "%s: %s is not %d-byte aligned", op, #ptr, (align));  \
     } while (0)
+#define NEED(op, ptr, elems) NEEDA(op, ptr, elems, 2)
 
 static void geom(pkvk_geom *k, const pkv_cache_layout *c, const pkvi_geom *g)
 {
@@ -33,8 +38,8 @@ pkv_status pkv_cuda_fill_slots(pkv_cuda *h, const pkv_fill_slots_desc *d, uint64
     pkv_status st = pkv_fill_slots_check(d);
     if (st) return st;
     if (!h) return pkvi_fail(PKV_EINVAL, "fill_slots: handle is NULL");
-    NEED("fill_slots", slots, d->count);
-    NEED("fill_slots", block_table, d->table_len);
+    NEEDA("fill_slots", slots, d->count, 8);
+    NEEDA("fill_slots", block_table, d->table_len, 4);
     if (d->count == 0) return PKV_OK;
     memset(&p, 0, sizeof p);
     p.block_table = block_table;
@@ -59,11 +64,12 @@ static pkv_status write_op(pkv_cuda *h, pkv_op op, const pkv_write_desc *d, uint
     if (!h) return pkvi_fail(PKV_EINVAL, "%s: handle is NULL", name);
     if (op != PKV_OP_WRITE_V_BF16) {
         NEED(name, key, k.elems);
-        NEED(name, k_cache, g.pool_elems);
+        NEEDA(name, k_cache, g.pool_elems, (int)pkvi_cache_elem_bytes(op));
     }
     NEED(name, value, v.elems);
-    NEED(name, slots, d->num_tokens);
-    NEED(name, v_cache, g.pool_elems);
+    NEEDA(name, slots, d->num_tokens, 8);
+    NEEDA(name, v_cache, g.pool_elems, (int)pkvi_cache_elem_bytes(op));
+    NEEDA(name, oob, 0, 8);
     if (d->num_tokens == 0) return PKV_OK;
     memset(&p, 0, sizeof p);
     geom(&p.g, &d->cache, &g);
@@ -123,16 +129,17 @@ static pkv_status fused_op(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint
     if (!h) return pkvi_fail(PKV_EINVAL, "%s: handle is NULL", name);
     NEED(name, key, k.elems);
     NEED(name, weight, d->num_tokens ? d->cache.head_dim : 0);
-    NEED(name, slots, d->num_tokens);
-    NEED(name, k_cache, g.pool_elems);
+    NEEDA(name, slots, d->num_tokens, 8);
+    NEEDA(name, k_cache, g.pool_elems, (int)pkvi_cache_elem_bytes(op));
+    NEEDA(name, oob, 0, 8);
     for (int i = 0; i < streams; i++)
-        if (d->num_tokens && !pos[i])
-            return pkvi_fail(PKV_EINVAL, "%s: %s is NULL", name,
+        if ((d->num_tokens && !pos[i]) || pos[i] % 4)
+            return pkvi_fail(PKV_EINVAL, "%s: %s is NULL or not 4-byte aligned", name,
                              streams == 3 ? (const char *[]){"pos_t", "pos_h", "pos_w"}[i]
                                           : "positions");
     if (op == PKV_OP_FUSED_FP8_KV) {
         NEED(name, value, v.elems);
-        NEED(name, v_cache, g.pool_elems);
+        NEEDA(name, v_cache, g.pool_elems, 1);
     }
     memset(&p, 0, sizeof p);
     if (d->rotary_dim && (st = pkv_inv_freq_table(d->theta, d->rotary_dim, p.inv_freq)))

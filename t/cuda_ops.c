@@ -238,6 +238,14 @@ static void errors(pkv_cuda *h)
     is_int(pkv_cuda_fused_bf16(h, &f, pool, pool, pool, pool, pool, 0, NULL), PKV_EINVAL,
            "GPU: theta");
     is_str(pkv_last_error(), ref_msg, "with the same message");
+    {
+        pkv_write_desc ok_desc = w;
+        ok_desc.cache.block_stride = 0;
+        is_int(pkv_cuda_write_bf16(h, &ok_desc, pool, pool, pool, pool + 1, pool, 0, NULL),
+               PKV_EINVAL, "a BF16 pool at an odd address is rejected, not a fault");
+        ok(strstr(pkv_last_error(), "k_cache") != NULL, "  the message names k_cache: %s",
+           pkv_last_error());
+    }
     gpu_download(h, back, pool, sizeof back);
     for (size_t i = 0; i < sizeof back; i++) clean &= back[i] == 0xA5;
     ok(clean, "nothing was launched: the pool is untouched");
