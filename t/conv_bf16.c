@@ -4,6 +4,7 @@
 #include "tap.h"
 #include "par.h"
 #include "pagedkv.h"
+#include "conv_model.h"
 
 #include <math.h>
 #include <string.h>
@@ -20,23 +21,6 @@ static uint32_t bits(float x)
     uint32_t u;
     memcpy(&u, &x, 4);
     return u;
-}
-
-/* Round |x| to 8 significant bits at the binary32 exponent range (quantum 2^(e-8), never
- * below the subnormal quantum 2^-133), ties to even by rint, overflow past the largest BF16
- * to Inf; then read the (exact) binary32's top half. */
-static uint16_t bf16_arith(float x)
-{
-    uint16_t sign = signbit(x) ? 0x8000 : 0;
-    double a = fabs((double)x), y;
-    int e;
-    if (isnan(x)) return 0x7fff;
-    if (isinf(x) || a == 0.0) return (uint16_t)(bits(x) >> 16);
-    frexp(a, &e);
-    e = (e > -125 ? e : -125) - 8;
-    y = ldexp(rint(ldexp(a, -e)), e);
-    if (y >= 0x1p128) return (uint16_t)(sign | 0x7f80);
-    return (uint16_t)(sign | (bits((float)y) >> 16));
 }
 
 static void check_range(uint64_t b, uint64_t e, uint64_t stride, void *ctx, par_result *r)

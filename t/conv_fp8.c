@@ -5,6 +5,7 @@
 #include "tap.h"
 #include "par.h"
 #include "pagedkv.h"
+#include "conv_model.h"
 
 #include <math.h>
 #include <string.h>
@@ -23,37 +24,6 @@ static uint32_t bits(float x)
     uint32_t u;
     memcpy(&u, &x, 4);
     return u;
-}
-
-/* E4M3 from the OCP definition: exponent field e (bias 7), mantissa m of 3 bits. */
-static double e4m3_value(unsigned code)
-{
-    unsigned e = (code >> 3) & 15, m = code & 7;
-    return e == 0 ? ldexp(m, -9) : ldexp(8 + m, (int)e - 10);
-}
-
-/* RNE to 4 significant bits (quantum 2^(e-4), at least the subnormal 2^-9), saturate to 448,
- * then find the code whose value it is. */
-static uint8_t e4m3_arith(float x)
-{
-    uint8_t sign = signbit(x) ? 0x80 : 0;
-    double a = fabs((double)x), y;
-    int e, lo = 0, hi = 126;
-    if (isnan(x)) return 0x7f;
-    if (isinf(x)) y = 448.0;
-    else if (a == 0.0) y = 0.0;
-    else {
-        frexp(a, &e);
-        e = (e > -5 ? e : -5) - 4;
-        y = ldexp(rint(ldexp(a, -e)), e);
-        if (y > 448.0) y = 448.0;
-    }
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (value[mid] < y) lo = mid + 1;
-        else hi = mid;
-    }
-    return (uint8_t)(sign | lo);
 }
 
 static void check_range(uint64_t b, uint64_t e, uint64_t stride, void *ctx, par_result *r)

@@ -1,0 +1,231 @@
+/* Fuzz targets for the cache ops: a descriptor, buffers and slots decoded from the input (valid
+ * and invalid descriptors alike), run through the reference and, when a GPU is present, the
+ * CUDA backend (lib/diffcase.c compares the whole poisoned pools and the counts). Sources,
+ * slots, positions and weights are allocated to their exact extents so that AddressSanitizer
+ * sees any read past them. */
+#include "config.h"
+#include "fuzz.h"
+#include "provider.h"
+#include "diffcase.h"
+#include "pagedkv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ROW 4096u /* num_kv_heads * head_dim, to keep one execution fast */
+
+static pkv_cuda *gpu_handle(void)
+{
+    static int tried;
+    static pkv_cuda *h;
+    if (!tried) {
+        tried = 1;
+        if (!getenv("PKV_FUZZ_NO_GPU") && pkv_cuda_open(0, &h) != PKV_OK) h = NULL;
+        fprintf(stderr, "pagedkv fuzz: backends: reference%s%s\n", h ? " + CUDA " : "",
+                h ? pkv_cuda_describe(h) : "");
+    }
+    return h;
+}
+
+static void *zalloc(size_t n)
+{
+    void *p = calloc(n ? n : 1, 1);
+    if (!p) abort();
+    return p;
+}
+
+static float pick_scale(fz *f)
+{
+    static const float s[] = {1.0f, 0.01171875f, 0.3f, 7.0f, 1e-30f, 3e30f, 448.0f, 0x1p-126f,
+                              0x1p-149f, 0.0f, -1.0f, INFINITY, NAN};
+    /* mostly valid: invalid scales are a small share of the choices */
+    return fz_range(f, 0, 7) ? s[fz_range(f, 0, 8)] : FZ_PICK(f, s);
+}
+
+/* Decode a case; returns 0 when the input is too short to say anything. */
+static void build(fz *f, int op, pkvi_case *c)
+{
+    static const uint32_t hds[] = {1, 2, 3, 8, 31, 32, 33, 64, 80, 96, 112, 128, 192, 256, 320,
+                                   512, 514, 0};
+    static const float thetas[] = {1e4f, 1e6f, 1e8f, 1.0f, 3.4e38f, 0.5f, INFINITY, NAN};
+    static const float epss[] = {1e-6f, 1e-5f, 0.0f, 1e30f, 0x1p-149f, -1e-6f, NAN};
+    pkv_cache_layout *l = &c->f.cache;
+    uint64_t row, dense, slots, ks, vs;
+    uint32_t T, valid_slots_used = 0;
+    int fused = op >= PKV_OP_FUSED_BF16, valid;
+    memset(c, 0, sizeof *c);
+    l->head_dim = fused ? FZ_PICK(f, hds) : (uint32_t)fz_range(f, 0, 300);
+    l->num_kv_heads = (uint32_t)fz_range(f, 0, 16);
+    if (l->num_kv_heads && l->head_dim && (uint64_t)l->num_kv_heads * l->head_dim > MAX_ROW)
+        l->num_kv_heads = MAX_ROW / l->head_dim ? MAX_ROW / l->head_dim : 1;
+    l->block_size = (uint32_t)fz_range(f, 0, 40);
+    T = (uint32_t)fz_range(f, 0, 48);
+    row = (uint64_t)l->num_kv_heads * l->head_dim;
+    dense = row * l->block_size;
+    l->num_blocks = fz_range(f, 0, 2 + (l->block_size ? 2u * T / l->block_size : 0));
+    switch (fz_range(f, 0, 7)) {
+    case 0: l->block_stride = dense ? dense - 1 : 0; break; /* invalid unless 0 */
+    case 1: case 2: l->block_stride = dense + fz_range(f, 1, 9); break;
+    default: l->block_stride = 0;
+    }
+    c->f.num_tokens = T;
+    ks = fz_range(f, 0, 9) ? (fz_bool(f) ? 0 : row + fz_range(f, 0, 7)) : row / 2;
+    vs = fz_range(f, 0, 9) ? (fz_bool(f) ? 0 : row + fz_range(f, 0, 7)) : row / 2;
+    c->f.k_row_stride = ks;
+    c->f.v_row_stride = vs;
+    c->f.rotary_dim = fz_range(f, 0, 15) ? 2 * (uint32_t)fz_range(f, 0, l->head_dim / 2)
+                                         : (uint32_t)fz_range(f, 0, 600);
+    c->f.theta = fz_range(f, 0, 7) ? FZ_PICK(f, thetas) : (float)fz_range(f, 1, 100000000);
+    c->f.rms_eps = FZ_PICK(f, epss);
+    c->f.k_scale = pick_scale(f);
+    c->f.v_scale = pick_scale(f);
+    c->f.k_inv_scale = pick_scale(f);
+    if (fz_bool(f)) {
+        uint32_t pairs = c->f.rotary_dim / 2, h = (uint32_t)fz_range(f, 0, pairs);
+        uint32_t w = (uint32_t)fz_range(f, 0, pairs - h);
+        c->f.mrope_section[1] = h;
+        c->f.mrope_section[2] = w;
+        c->f.mrope_section[0] = fz_range(f, 0, 15) ? pairs - h - w : (uint32_t)fz_range(f, 0, 9);
+    }
+    c->w.cache = *l;
+    c->w.num_tokens = T;
+    c->w.k_row_stride = ks;
+    c->w.v_row_stride = vs;
+    c->w.k_scale = c->f.k_scale;
+    c->w.v_scale = c->f.v_scale;
+
+    valid = (fused ? pkv_fused_check((pkv_op)op, &c->f) : pkv_write_check((pkv_op)op, &c->w)) ==
+            PKV_OK;
+    /* exact extents when valid (ASan sees any overread); token buffers always exact */
+    if (valid && T) {
+        uint64_t kstride = ks ? ks : row, vstride = vs ? vs : row;
+        uint64_t ke = (T - 1) * kstride + row, ve = (T - 1) * vstride + row;
+        c->src_elems = (size_t)(ke > ve ? ke : ve);
+    } else {
+        c->src_elems = 0;
+    }
+    c->k = zalloc(c->src_elems * 2);
+    c->v = zalloc(c->src_elems * 2);
+    fz_bytes(f, c->k, c->src_elems * 2);
+    fz_bytes(f, c->v, c->src_elems * 2);
+    c->wt = zalloc((size_t)l->head_dim * 2);
+    fz_bytes(f, c->wt, (size_t)l->head_dim * 2);
+    c->pos[0] = zalloc((size_t)T * 4);
+    fz_bytes(f, c->pos[0], (size_t)T * 4);
+    if (op == PKV_OP_FUSED_MROPE_BF16 && fz_bool(f)) {
+        c->pos[1] = zalloc((size_t)T * 4);
+        c->pos[2] = zalloc((size_t)T * 4);
+        fz_bytes(f, c->pos[1], (size_t)T * 4);
+        fz_bytes(f, c->pos[2], (size_t)T * 4);
+    } else {
+        c->pos[1] = c->pos[2] = c->pos[0];
+    }
+    c->slots = zalloc((size_t)T * 8);
+    slots = l->num_blocks * l->block_size;
+    for (uint32_t t = 0; t < T; t++) {
+        switch (fz_range(f, 0, 7)) {
+        case 0: c->slots[t] = -1 - (int64_t)fz_range(f, 0, 1000); break;
+        case 1: c->slots[t] = (int64_t)(slots + fz_range(f, 0, 5)); break;
+        case 2: c->slots[t] = INT64_MAX - (int64_t)fz_range(f, 0, 3); break;
+        default:
+            /* distinct valid slots: a walk with strides from the input */
+            valid_slots_used += 1 + (uint32_t)fz_range(f, 0, 3);
+            c->slots[t] = valid_slots_used - 1 < slots ? (int64_t)(valid_slots_used - 1) : -1;
+        }
+    }
+}
+
+static void release(pkvi_case *c)
+{
+    free(c->k);
+    free(c->v);
+    free(c->wt);
+    if (c->pos[1] != c->pos[0]) {
+        free(c->pos[1]);
+        free(c->pos[2]);
+    }
+    free(c->pos[0]);
+    free(c->slots);
+}
+
+static int run_op(int op, const uint8_t *data, size_t size)
+{
+    fz f = {data, size};
+    pkvi_case c;
+    pkvi_outcome o;
+    memset(&o, 0, sizeof o);
+    build(&f, op, &c);
+    pkvi_case_run(op, &c, gpu_handle(), &o);
+    release(&c);
+    if (o.ref_mismatches || o.gpu_mismatches) {
+        fprintf(stderr, "pagedkv fuzz: MISMATCH (%llu reference, %llu GPU bytes or counts)\n%s\n",
+                o.ref_mismatches, o.gpu_mismatches, o.what);
+        abort();
+    }
+    return 0;
+}
+
+int fz_write_bf16(const uint8_t *d, size_t n) { return run_op(PKV_OP_WRITE_BF16, d, n); }
+int fz_write_v_bf16(const uint8_t *d, size_t n) { return run_op(PKV_OP_WRITE_V_BF16, d, n); }
+int fz_write_fp8(const uint8_t *d, size_t n) { return run_op(PKV_OP_WRITE_FP8, d, n); }
+int fz_fused_bf16(const uint8_t *d, size_t n) { return run_op(PKV_OP_FUSED_BF16, d, n); }
+int fz_fused_mrope_bf16(const uint8_t *d, size_t n)
+{
+    return run_op(PKV_OP_FUSED_MROPE_BF16, d, n);
+}
+int fz_fused_fp8_k(const uint8_t *d, size_t n) { return run_op(PKV_OP_FUSED_FP8_K, d, n); }
+int fz_fused_fp8_kv(const uint8_t *d, size_t n) { return run_op(PKV_OP_FUSED_FP8_KV, d, n); }
+
+/* fill_slots: the reference against the definition and the GPU against the reference. */
+int fz_fill_slots(const uint8_t *data, size_t size)
+{
+    fz f = {data, size};
+    pkv_fill_slots_desc d;
+    int32_t *table;
+    int64_t *ref, *want;
+    pkv_status st;
+    d.block_size = fz_range(&f, 0, 9) ? (uint32_t)fz_range(&f, 1, 64) : (uint32_t)fz_bits(&f, 4);
+    d.start_pos = fz_bool(&f) ? (uint32_t)fz_bits(&f, 4) : (uint32_t)fz_range(&f, 0, 500);
+    d.count = (uint32_t)fz_range(&f, 0, 300);
+    d.table_len = (uint32_t)fz_range(&f, 0, 64);
+    table = zalloc((size_t)d.table_len * 4);
+    fz_bytes(&f, table, (size_t)d.table_len * 4);
+    ref = zalloc((size_t)d.count * 8);
+    want = zalloc((size_t)d.count * 8);
+    st = pkv_ref_fill_slots(&d, table, ref);
+    if (st == PKV_OK) {
+        for (uint32_t i = 0; i < d.count; i++) {
+            uint64_t pos = (uint64_t)d.start_pos + i, b = pos / d.block_size;
+            want[i] = b >= d.table_len || table[b] < 0
+                          ? -1
+                          : (int64_t)table[b] * d.block_size + (int64_t)(pos % d.block_size);
+        }
+        if (memcmp(ref, want, (size_t)d.count * 8)) {
+            fprintf(stderr, "pagedkv fuzz: fill_slots reference differs from its definition\n");
+            abort();
+        }
+        if (gpu_handle() && d.count) {
+            pkv_cuda *h = gpu_handle();
+            uint64_t dt = 0, ds = 0;
+            int64_t *got = zalloc((size_t)d.count * 8);
+            if (pkv_cuda_alloc(h, (size_t)d.table_len * 4 + 4, &dt) ||
+                pkv_cuda_alloc(h, (size_t)d.count * 8, &ds) ||
+                pkv_cuda_upload(h, dt, table, (size_t)d.table_len * 4) ||
+                pkv_cuda_fill_slots(h, &d, dt, ds, NULL) || pkv_cuda_synchronize(h, NULL) ||
+                pkv_cuda_download(h, got, ds, (size_t)d.count * 8) ||
+                memcmp(got, ref, (size_t)d.count * 8)) {
+                fprintf(stderr, "pagedkv fuzz: fill_slots GPU differs: %s\n", pkv_last_error());
+                abort();
+            }
+            pkv_cuda_free(h, dt);
+            pkv_cuda_free(h, ds);
+            free(got);
+        }
+    }
+    free(table);
+    free(ref);
+    free(want);
+    return 0;
+}
