@@ -2,6 +2,7 @@
 #include "config.h"
 #include "diffcase.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +168,75 @@ static uint64_t expected(int op, const pkvi_case *c, const unsigned char *ka, un
     }
 }
 
+/* Ops 5 and 6 against a binary64 evaluation of the same definition (with the same binary32
+ * angles, which are part of it): every written element within (2^-8 + 2^-12) |y| + 2^-14
+ * max|normed| of it (the BF16 store plus a few binary32 roundings, amplified only through
+ * cancellation in the rotation). Heads with non-finite inputs, or whose binary32 sum of
+ * squares would overflow or lose its value to underflow, are outside this property. */
+static unsigned long long tolerance(int op, const pkvi_case *c, const unsigned char *ka,
+                                    pkvi_outcome *o)
+{
+    const pkv_cache_layout *l = &c->f.cache;
+    uint64_t row = (uint64_t)l->num_kv_heads * l->head_dim, ks = c->f.k_row_stride ? c->f.k_row_stride : row;
+    uint64_t bstride = l->block_stride ? l->block_stride : row * l->block_size;
+    uint32_t hd = l->head_dim, half = c->f.rotary_dim / 2;
+    float inv_freq[PKV_MAX_FUSED_HEAD_DIM / 2];
+    double normed[PKV_MAX_FUSED_HEAD_DIM];
+    unsigned long long bad = 0;
+    if (half && pkv_inv_freq_table(c->f.theta, c->f.rotary_dim, inv_freq) != PKV_OK) return 0;
+    for (uint32_t t = 0; t < c->f.num_tokens; t++) {
+        uint64_t s = (uint64_t)c->slots[t];
+        if (c->slots[t] < 0 || s >= l->num_blocks * l->block_size) continue;
+        for (uint32_t h = 0; h < l->num_kv_heads; h++) {
+            const uint16_t *x = c->k + t * ks + (uint64_t)h * hd;
+            double ss = 0, maxn = 0, ms;
+            int finite = 1;
+            uint64_t base = s / l->block_size * bstride + s % l->block_size * row + (uint64_t)h * hd;
+            for (uint32_t e = 0; e < hd; e++) {
+                double v = pkv_bf16_to_f32(x[e]), w = pkv_bf16_to_f32(c->wt[e]);
+                finite &= isfinite(v) && isfinite(w);
+                ss += v * v;
+            }
+            ms = ss / hd;
+            if (!finite || ms > 1e36 || (ms < 0x1p-100 && ms != 0) || ms + c->f.rms_eps == 0) continue;
+            for (uint32_t e = 0; e < hd; e++) {
+                normed[e] = pkv_bf16_to_f32(x[e]) / sqrt(ms + c->f.rms_eps) *
+                            (1.0 + pkv_bf16_to_f32(c->wt[e]));
+                maxn = fmax(maxn, fabs(normed[e]));
+            }
+            for (uint32_t e = 0; e < hd; e++) {
+                double y = normed[e], got, tol;
+                uint16_t b;
+                if (e < c->f.rotary_dim) {
+                    uint32_t p = e < half ? e : e - half, stream = 0;
+                    if (op == PKV_OP_FUSED_MROPE_BF16) {
+                        const uint32_t *sec = c->f.mrope_section;
+                        if (!sec[0] && !sec[1] && !sec[2]) stream = p % 3;
+                        else if (p % 3 == 1 && p < 3 * sec[1]) stream = 1;
+                        else if (p % 3 == 2 && p < 3 * sec[2]) stream = 2;
+                    }
+                    {
+                        double a = (double)((float)c->pos[stream][t] * inv_freq[p]);
+                        y = e < half ? normed[p] * cos(a) - normed[p + half] * sin(a)
+                                     : normed[p + half] * cos(a) + normed[p] * sin(a);
+                    }
+                }
+                memcpy(&b, ka + 2 * (base + e), 2);
+                got = pkv_bf16_to_f32(b);
+                tol = (0x1p-8 + 0x1p-12) * fabs(y) + 0x1p-14 * maxn;
+                if (!(fabs(got - y) <= tol) && fabs(y) < 3e38) {
+                    bad++;
+                    if (!o->what[0])
+                        snprintf(o->what, sizeof o->what, "reference %s: token %u head %u dim %u "
+                                 "is %a, binary64 says %a (tolerance %a)",
+                                 pkv_op_name((pkv_op)op), t, h, e, got, y, tol);
+                }
+            }
+        }
+    }
+    return bad;
+}
+
 typedef struct dev {
     pkv_cuda *h;
     uint64_t base[10];
@@ -269,6 +339,8 @@ void pkvi_case_run(int op, const pkvi_case *c, pkv_cuda *gpu, pkvi_outcome *o)
                      pkv_op_name((pkv_op)op), (int)rs, (int)valid, ref_msg);
     }
     ob = rs == PKV_OK ? expected(op, c, ka, kb, vb, n, esz) : 0;
+    if (rs == PKV_OK && (op == PKV_OP_FUSED_BF16 || op == PKV_OP_FUSED_MROPE_BF16))
+        o->ref_mismatches += tolerance(op, c, ka, o);
     {
         unsigned long long d = diff(ka, kb, pb) + diff(va, vb, pb) + (oa != ob);
         o->ref_mismatches += d;
