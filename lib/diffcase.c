@@ -171,8 +171,9 @@ static uint64_t expected(int op, const pkvi_case *c, const unsigned char *ka, un
 /* Ops 5 and 6 against a binary64 evaluation of the same definition (with the same binary32
  * angles, which are part of it): every written element within (2^-8 + 2^-12) |y| + 2^-14
  * max|normed| of it (the BF16 store plus a few binary32 roundings, amplified only through
- * cancellation in the rotation). Heads with non-finite inputs, or whose binary32 sum of
- * squares would overflow or lose its value to underflow, are outside this property. */
+ * cancellation in the rotation). Heads with non-finite inputs, whose binary32 sum of squares
+ * would overflow or underflow, or whose normalised values fall near or below the binary32
+ * normal range, are outside this property. */
 static unsigned long long tolerance(int op, const pkvi_case *c, const unsigned char *ka,
                                     pkvi_outcome *o)
 {
@@ -200,10 +201,14 @@ static unsigned long long tolerance(int op, const pkvi_case *c, const unsigned c
             ms = ss / hd;
             if (!finite || ms > 1e36 || (ms < 0x1p-100 && ms != 0) || ms + c->f.rms_eps == 0) continue;
             for (uint32_t e = 0; e < hd; e++) {
-                normed[e] = pkv_bf16_to_f32(x[e]) / sqrt(ms + c->f.rms_eps) *
-                            (1.0 + pkv_bf16_to_f32(c->wt[e]));
+                double xr = pkv_bf16_to_f32(x[e]) / sqrt(ms + c->f.rms_eps);
+                normed[e] = xr * (1.0 + pkv_bf16_to_f32(c->wt[e]));
                 maxn = fmax(maxn, fabs(normed[e]));
+                /* binary32 intermediates near or below the normal range lose their value */
+                if ((xr != 0 && fabs(xr) < 0x1p-120) || (normed[e] != 0 && fabs(normed[e]) < 0x1p-120))
+                    finite = 0;
             }
+            if (!finite) continue;
             for (uint32_t e = 0; e < hd; e++) {
                 double y = normed[e], got, tol;
                 uint16_t b;
