@@ -204,8 +204,9 @@ static unsigned long long tolerance(int op, const pkvi_case *c, const unsigned c
                 double xr = pkv_bf16_to_f32(x[e]) / sqrt(ms + c->f.rms_eps);
                 normed[e] = xr * (1.0 + pkv_bf16_to_f32(c->wt[e]));
                 maxn = fmax(maxn, fabs(normed[e]));
-                /* binary32 intermediates near or below the normal range lose their value */
-                if ((xr != 0 && fabs(xr) < 0x1p-120) || (normed[e] != 0 && fabs(normed[e]) < 0x1p-120))
+                /* binary32 intermediates near the ends of the normal range lose their value */
+                if ((xr != 0 && fabs(xr) < 0x1p-120) || (normed[e] != 0 && fabs(normed[e]) < 0x1p-120) ||
+                    fabs(normed[e]) > 0x1p126)
                     finite = 0;
             }
             if (!finite) continue;
