@@ -261,8 +261,10 @@ static uint64_t up(dev *d, const void *src, size_t bytes, size_t shift)
     return p + shift;
 }
 
+/* The launch's status; its message (before any later call clears it) goes to msg. */
 static pkv_status run_gpu(int op, const pkvi_case *c, pkv_cuda *h, unsigned char *gk,
-                          unsigned char *gv, uint64_t *goob, size_t pool_bytes, size_t esz)
+                          unsigned char *gv, uint64_t *goob, size_t pool_bytes, size_t esz,
+                          char *msg, size_t msg_size)
 {
     dev d;
     uint64_t dk, dv, dw, dp[3], ds, dkc, dvc, doob;
@@ -304,12 +306,16 @@ static pkv_status run_gpu(int op, const pkvi_case *c, pkv_cuda *h, unsigned char
     default:
         st = pkv_cuda_fused_fp8_kv(h, &c->f, dk, dv, dw, dp[0], ds, dkc, dvc, doob, NULL);
     }
+    snprintf(msg, msg_size, "%s", pkv_last_error());
     {
         pkv_status s2 = pkv_cuda_synchronize(h, NULL);
         if (!s2) s2 = pkv_cuda_download(h, gk, dkc, pool_bytes);
         if (!s2) s2 = pkv_cuda_download(h, gv, dvc, pool_bytes);
         if (!s2) s2 = pkv_cuda_download(h, goob, doob, 8);
-        if (s2 && !st) st = s2 == PKV_EINVAL ? PKV_ECUDA : s2;
+        if (s2 && !st) {
+            st = s2 == PKV_EINVAL ? PKV_ECUDA : s2;
+            snprintf(msg, msg_size, "%s", pkv_last_error());
+        }
     }
     for (int i = 0; i < d.n; i++) pkv_cuda_free(h, d.base[i]);
     return st;
@@ -363,16 +369,17 @@ void pkvi_case_run(int op, const pkvi_case *c, pkv_cuda *gpu, pkvi_outcome *o)
         clock_t c0 = clock();
         uint64_t goob = 0;
         pkv_status gs;
+        char gpu_msg[512];
         memset(kb, 0, pb);
         memset(vb, 0, pb);
-        gs = run_gpu(op, c, gpu, kb, vb, &goob, pb, esz);
+        gs = run_gpu(op, c, gpu, kb, vb, &goob, pb, esz, gpu_msg, sizeof gpu_msg);
         o->gpu_bytes += 2 * pb;
-        if (gs != rs || (rs != PKV_OK && strcmp(ref_msg, pkv_last_error()) != 0)) {
+        if (gs != rs || (rs != PKV_OK && strcmp(ref_msg, gpu_msg) != 0)) {
             o->gpu_mismatches++;
             if (!o->what[0])
                 snprintf(o->what, sizeof o->what, "GPU vs reference: %s status %d (%.150s), "
-                         "reference %d (%.150s)", pkv_op_name((pkv_op)op), (int)gs,
-                         pkv_last_error(), (int)rs, ref_msg);
+                         "reference %d (%.150s)", pkv_op_name((pkv_op)op), (int)gs, gpu_msg,
+                         (int)rs, ref_msg);
         } else {
             unsigned long long d = diff(ka, kb, pb) + diff(va, vb, pb) + (goob != oa);
             o->gpu_mismatches += d;
