@@ -16,6 +16,7 @@ typedef void *pkvi_CUmodule;
 typedef void *pkvi_CUfunction;
 typedef void *pkvi_CUstream;
 typedef unsigned long long pkvi_CUdeviceptr;
+typedef void *pkvi_CUevent;
 
 #define PKVI_CU_ATTR_CC_MAJOR 75
 #define PKVI_CU_ATTR_CC_MINOR 76
@@ -46,6 +47,13 @@ typedef struct pkvi_cuda_api {
     pkvi_CUresult (*cuMemcpyDtoH)(void *, pkvi_CUdeviceptr, size_t);
     pkvi_CUresult (*cuMemsetD8)(pkvi_CUdeviceptr, unsigned char, size_t);
     pkvi_CUresult (*cuGetErrorName)(pkvi_CUresult, const char **);
+    /* for benchmarks */
+    pkvi_CUresult (*cuEventCreate)(pkvi_CUevent *, unsigned);
+    pkvi_CUresult (*cuEventDestroy)(pkvi_CUevent);
+    pkvi_CUresult (*cuEventRecord)(pkvi_CUevent, pkvi_CUstream);
+    pkvi_CUresult (*cuEventSynchronize)(pkvi_CUevent);
+    pkvi_CUresult (*cuEventElapsedTime)(float *, pkvi_CUevent, pkvi_CUevent);
+    pkvi_CUresult (*cuMemcpyDtoD)(pkvi_CUdeviceptr, pkvi_CUdeviceptr, size_t);
 } pkvi_cuda_api;
 
 /* The driver table, loading libcuda.so.1 and calling cuInit once (thread-safe). On failure,

@@ -54,6 +54,12 @@ static void load(void)
     SYM(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
     SYM(cuMemsetD8, "cuMemsetD8_v2");
     SYM(cuGetErrorName, "cuGetErrorName");
+    SYM(cuEventCreate, "cuEventCreate");
+    SYM(cuEventDestroy, "cuEventDestroy_v2");
+    SYM(cuEventRecord, "cuEventRecord");
+    SYM(cuEventSynchronize, "cuEventSynchronize");
+    SYM(cuEventElapsedTime, "cuEventElapsedTime_v2");
+    SYM(cuMemcpyDtoD, "cuMemcpyDtoD_v2");
 #undef SYM
     r = api.cuInit(0);
     if (r != 0) {

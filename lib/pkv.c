@@ -3,6 +3,7 @@
 #include "pagedkv.h"
 #include "fatbin.h"
 #include "check.h"
+#include "../bench/bench.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,8 @@ static const char usage[] =
     "commands:\n"
     "  check      sweep shapes and hostile inputs through every backend, comparing whole\n"
     "             poisoned cache pools; exit status 1 on any mismatch (--quick: fewer)\n"
+    "  bench      time every op on GPU 0 against the copy bandwidth and an empty kernel\n"
+    "             (--quick: fewer rows; --csv FILE: also write the rows as CSV)\n"
     "  info       print the build configuration and the GPUs found\n"
     "  --help     print this help\n"
     "  --version  print the version\n";
@@ -66,6 +69,19 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[1], "info") == 0) return info();
+    if (strcmp(argv[1], "bench") == 0) {
+        int quick = 0;
+        const char *csv = NULL;
+        for (int i = 2; i < argc; i++) {
+            if (strcmp(argv[i], "--quick") == 0) quick = 1;
+            else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) csv = argv[++i];
+            else {
+                fprintf(stderr, "pkv bench: unknown argument '%s'\n", argv[i]);
+                return 2;
+            }
+        }
+        return pkvi_bench_main(quick, csv);
+    }
     if (strcmp(argv[1], "check") == 0)
         return pkvi_check_main(argc > 2 && strcmp(argv[2], "--quick") == 0);
     fprintf(stderr, "pkv: unknown command '%s'\n%s", argv[1], usage);
