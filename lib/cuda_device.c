@@ -92,6 +92,7 @@ pkv_status pkv_cuda_open(int ordinal, pkv_cuda **out)
         return pkvi_fail(PKV_ENODEV, "cuda_open: no CUDA device %d (%d present)", ordinal, n);
     if (!(h = calloc(1, sizeof *h))) return pkvi_fail(PKV_ENOMEM, "cuda_open: out of memory");
     h->cu = cu;
+    pthread_mutex_init(&h->freq_lock, NULL);
     if (cu->cuDeviceGet(&h->dev, ordinal) || cu->cuDeviceGetName(name, sizeof name, h->dev) ||
         cu->cuDeviceGetAttribute(&major, PKVI_CU_ATTR_CC_MAJOR, h->dev) ||
         cu->cuDeviceGetAttribute(&minor, PKVI_CU_ATTR_CC_MINOR, h->dev)) {
@@ -123,7 +124,25 @@ void pkv_cuda_close(pkv_cuda *h)
         pkvi_cuda_leave(h);
     }
     h->cu->cuDevicePrimaryCtxRelease(h->dev);
+    pthread_mutex_destroy(&h->freq_lock);
     free(h);
+}
+
+pkv_status pkvi_cuda_inv_freq(pkv_cuda *h, float theta, uint32_t rotary_dim, float *out)
+{
+    pkv_status st = PKV_OK;
+    size_t n = rotary_dim / 2 * sizeof *out;
+    pthread_mutex_lock(&h->freq_lock);
+    if (h->freq_valid && h->freq_theta == theta && h->freq_rotary_dim == rotary_dim) {
+        memcpy(out, h->freq_table, n);
+    } else if ((st = pkv_inv_freq_table(theta, rotary_dim, out)) == PKV_OK) {
+        memcpy(h->freq_table, out, n);
+        h->freq_theta = theta;
+        h->freq_rotary_dim = rotary_dim;
+        h->freq_valid = 1;
+    }
+    pthread_mutex_unlock(&h->freq_lock);
+    return st;
 }
 
 const char *pkv_cuda_describe(const pkv_cuda *h) { return h ? h->description : ""; }

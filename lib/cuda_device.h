@@ -4,6 +4,8 @@
 
 #include "cuda_api.h"
 
+#include <pthread.h>
+
 enum { PKVI_K_FILL_SLOTS, PKVI_K_WRITE, PKVI_K_FUSED, PKVI_K_FUSED_FP8_KV, PKVI_K_CONVERT,
        PKVI_K_PROBE, PKVI_K_COUNT };
 
@@ -14,7 +16,17 @@ struct pkv_cuda {
     pkvi_CUmodule module;
     pkvi_CUfunction fn[PKVI_K_COUNT];
     char description[128];
+    /* The last inv_freq table, so that a launch does not pay for the correctly rounded pow
+     * (about 50 us for 64 pairs): engines call with one (theta, rotary_dim) per model. */
+    pthread_mutex_t freq_lock;
+    int freq_valid;
+    float freq_theta;
+    uint32_t freq_rotary_dim;
+    float freq_table[256];
 };
+
+/* inv_freq table for (theta, rotary_dim), from the handle's cache when it matches. */
+pkv_status pkvi_cuda_inv_freq(pkv_cuda *h, float theta, uint32_t rotary_dim, float *out);
 
 /* Make h's context current for this thread (push) and undo it (pop). */
 pkv_status pkvi_cuda_enter(pkv_cuda *h);

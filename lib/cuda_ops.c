@@ -142,7 +142,7 @@ static pkv_status fused_op(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint
         NEEDA(name, v_cache, g.pool_elems, 1);
     }
     memset(&p, 0, sizeof p);
-    if (d->rotary_dim && (st = pkv_inv_freq_table(d->theta, d->rotary_dim, p.inv_freq)))
+    if (d->rotary_dim && (st = pkvi_cuda_inv_freq(h, d->theta, d->rotary_dim, p.inv_freq)))
         return st;
     if (d->num_tokens == 0) return PKV_OK;
     geom(&p.g, &d->cache, &g);
