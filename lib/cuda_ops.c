@@ -165,11 +165,11 @@ static pkv_status fused_op(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint
     if (op == PKV_OP_FUSED_FP8_KV) {
         p.k_mul = 1.0f / d->k_scale;
         p.v_mul = 1.0f / d->v_scale;
-        return pkvi_cuda_launch(h, PKVI_K_FUSED_FP8_KV, d->num_tokens, d->cache.num_kv_heads,
+        return pkvi_cuda_launch(h, PKVI_K_FUSED_FP8_KV, d->num_tokens, 1,
                                 round32(d->cache.head_dim / 2), &p, stream);
     }
-    return pkvi_cuda_launch(h, PKVI_K_FUSED, d->num_tokens, d->cache.num_kv_heads,
-                            round32(d->cache.head_dim), &p, stream);
+    return pkvi_cuda_launch(h, PKVI_K_FUSED, d->num_tokens, 1, round32(d->cache.head_dim), &p,
+                            stream);
 }
 
 pkv_status pkv_cuda_fused_bf16(pkv_cuda *h, const pkv_fused_desc *d, uint64_t key,
