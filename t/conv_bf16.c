@@ -2,26 +2,13 @@
  * formulation (frexp / ldexp / rint in binary64), plus named cases and all 2^16 decodes. */
 #include "config.h"
 #include "tap.h"
+#include "bits.h"
 #include "par.h"
 #include "pagedkv.h"
 #include "conv_model.h"
 
 #include <math.h>
 #include <string.h>
-
-static float f32(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, 4);
-    return x;
-}
-
-static uint32_t bits(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return u;
-}
 
 static void check_range(uint64_t b, uint64_t e, uint64_t stride, void *ctx, par_result *r)
 {

@@ -3,6 +3,7 @@
  * named cases (ties, 448/464/465, subnormals, NaN of both signs, Inf, signed zero). */
 #include "config.h"
 #include "tap.h"
+#include "bits.h"
 #include "par.h"
 #include "pagedkv.h"
 #include "conv_model.h"
@@ -11,20 +12,6 @@
 #include <string.h>
 
 static double value[127]; /* the magnitude of codes 0x00..0x7E, increasing */
-
-static float f32(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, 4);
-    return x;
-}
-
-static uint32_t bits(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return u;
-}
 
 static void check_range(uint64_t b, uint64_t e, uint64_t stride, void *ctx, par_result *r)
 {

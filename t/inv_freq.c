@@ -3,6 +3,7 @@
  * checks; and the table form equal to the single form. */
 #include "config.h"
 #include "tap.h"
+#include "bits.h"
 #include "pagedkv.h"
 
 #include <float.h>
@@ -11,13 +12,6 @@
 #if PKV_HAVE_MPFR
 #include "mpfr_f32.h"
 #endif
-
-static uint32_t bits(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return u;
-}
 
 /* xorshift64*: reproducible random numbers */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;

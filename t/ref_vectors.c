@@ -3,18 +3,12 @@
  * t/vectors.py derives independently in exact rational arithmetic and mpmath. */
 #include "config.h"
 #include "tap.h"
+#include "bits.h"
 #include "pagedkv.h"
 
 #include <string.h>
 
 #include "vectors.h"
-
-static float f32(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, 4);
-    return x;
-}
 
 static void set_cache(pkv_cache_layout *c)
 {

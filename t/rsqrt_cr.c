@@ -4,6 +4,7 @@
  * itself checked on a sample of every binade. */
 #include "config.h"
 #include "tap.h"
+#include "bits.h"
 #include "par.h"
 #include "pagedkv.h"
 
@@ -12,20 +13,6 @@
 #if PKV_HAVE_MPFR
 #include <mpfr.h>
 #endif
-
-static float f32(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, 4);
-    return x;
-}
-
-static uint32_t bits(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return u;
-}
 
 #if PKV_HAVE_MPFR
 static void check_mpfr(uint64_t b, uint64_t e, uint64_t stride, void *ctx, par_result *r)

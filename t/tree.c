@@ -2,17 +2,11 @@
  * 32 lanes exchanging values by xor butterfly (all lanes kept, as a warp does). */
 #include "config.h"
 #include "tap.h"
+#include "bits.h"
 #include "pagedkv.h"
 
 #include <math.h>
 #include <string.h>
-
-static uint32_t bits(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return u;
-}
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 static uint64_t rnd(void)

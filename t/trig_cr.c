@@ -3,6 +3,7 @@
  * every input of [0, 2^24] that takes the accurate (double-double) path. */
 #include "config.h"
 #include "tap.h"
+#include "bits.h"
 #include "par.h"
 #include "pagedkv.h"
 #include "cr_trig.h"
@@ -13,20 +14,6 @@
 #include <mpfr.h>
 #include <pthread.h>
 #endif
-
-static float f32(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, 4);
-    return x;
-}
-
-static uint32_t bits(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return u;
-}
 
 static uint64_t rng_state = 0x853c49e6748fea9bull;
 static uint64_t rnd(void)
