@@ -2,7 +2,14 @@
 #ifndef PKV_BENCH_H
 #define PKV_BENCH_H
 
-/* Run it; csv_path (or NULL) receives the machine-readable rows. Returns the exit status. */
-int pkvi_bench_main(int quick, const char *csv_path);
+typedef struct pkvi_bench_opts {
+    int quick;            /* every other geometry and token count */
+    int graph;            /* time CUDA-graph replays instead of single launches */
+    const char *csv_path; /* or NULL: the machine-readable rows */
+    const char *only_op;  /* or NULL: one op by name */
+} pkvi_bench_opts;
+
+/* Run it; returns the exit status (3 when a baseline's bytes differ from the op's). */
+int pkvi_bench_main(const pkvi_bench_opts *o);
 
 #endif

@@ -1,6 +1,7 @@
-/* Fuzz target for the numeric primitives on the CPU: sin, cos, rsqrt and inv_freq against
+/* Fuzz target for the numeric primitives: sin, cos, rsqrt and inv_freq against
  * binary64 libm (the correctly rounded binary32 result must be the rounding of the binary64
- * value unless that value lies within 2^-45 of a binary32 midpoint), and their symmetries. */
+ * value unless that value lies within 2^-45 of a binary32 midpoint), their symmetries, and on a
+ * GPU the device build of the same code, bit for bit. */
 #include "config.h"
 #include "fuzz.h"
 #include "provider.h"
@@ -54,6 +55,12 @@ int fz_crmath(const uint8_t *data, size_t size)
         } else if (theta >= 1.0f && isfinite(theta)) {
             fail("inv_freq rejected a valid theta", theta, 0, 0);
         }
+    }
+    { /* the device build: x and every further word of the input */
+        uint32_t in[1024], n = 0;
+        in[n++] = u;
+        for (size_t i = 0; i + 4 <= size && n < 1024; i += 4) memcpy(&in[n++], data + i, 4);
+        fz_gpu_numerics(in, n);
     }
     return 0;
 }

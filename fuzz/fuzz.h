@@ -14,4 +14,13 @@
 FZ_TARGETS(FZ_DECLARE)
 #undef FZ_DECLARE
 
+typedef struct pkv_cuda pkv_cuda;
+
+/* The GPU, or NULL (none, or PKV_FUZZ_NO_GPU set). */
+pkv_cuda *fz_gpu(void);
+
+/* Every numeric primitive on the GPU for in[0..n) against the host's; aborts on a difference
+ * (NaN results of rsqrt compare equal to any NaN). Nothing without a GPU. */
+void fz_gpu_numerics(const uint32_t *in, uint32_t n);
+
 #endif

@@ -16,19 +16,6 @@
 
 #define MAX_ROW 4096u /* num_kv_heads * head_dim, to keep one execution fast */
 
-static pkv_cuda *gpu_handle(void)
-{
-    static int tried;
-    static pkv_cuda *h;
-    if (!tried) {
-        tried = 1;
-        if (!getenv("PKV_FUZZ_NO_GPU") && pkv_cuda_open(0, &h) != PKV_OK) h = NULL;
-        fprintf(stderr, "pagedkv fuzz: backends: reference%s%s\n", h ? " + CUDA " : "",
-                h ? pkv_cuda_describe(h) : "");
-    }
-    return h;
-}
-
 static void *zalloc(size_t n)
 {
     void *p = calloc(n ? n : 1, 1);
@@ -135,6 +122,7 @@ static void build(fz *f, int op, pkvi_case *c)
             c->slots[t] = valid_slots_used - 1 < slots ? (int64_t)(valid_slots_used - 1) : -1;
         }
     }
+    c->shift = fz_bool(f);
 }
 
 static void release(pkvi_case *c)
@@ -157,7 +145,7 @@ static int run_op(int op, const uint8_t *data, size_t size)
     pkvi_outcome o;
     memset(&o, 0, sizeof o);
     build(&f, op, &c);
-    pkvi_case_run(op, &c, gpu_handle(), &o);
+    pkvi_case_run(op, &c, fz_gpu(), &o);
     release(&c);
     if (o.ref_mismatches || o.gpu_mismatches) {
         fprintf(stderr, "pagedkv fuzz: MISMATCH (%llu reference, %llu GPU bytes or counts)\n%s\n",
@@ -206,8 +194,8 @@ int fz_fill_slots(const uint8_t *data, size_t size)
             fprintf(stderr, "pagedkv fuzz: fill_slots reference differs from its definition\n");
             abort();
         }
-        if (gpu_handle() && d.count) {
-            pkv_cuda *h = gpu_handle();
+        if (fz_gpu() && d.count) {
+            pkv_cuda *h = fz_gpu();
             uint64_t dt = 0, ds = 0;
             int64_t *got = zalloc((size_t)d.count * 8);
             if (pkv_cuda_alloc(h, (size_t)d.table_len * 4 + 4, &dt) ||

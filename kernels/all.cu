@@ -2,6 +2,10 @@
 // included here so that one module holds every kernel.
 #include "probe.cu"
 #include "write.cu"
+#include "write_vec.cu"
 #include "fused.cu"
 #include "fused_fp8_kv.cu"
+#include "fused_vec.cu"
 #include "convert.cu"
+#include "numerics.cu"
+#include "baseline.cu"

@@ -47,7 +47,7 @@ extern "C" __global__ void pkvk_fused(const pkvk_fused_params p)
                              : __fadd_rn(__fmul_rn(x1, cs[pr]), __fmul_rn(x0, sn[pr]));
             }
             unsigned long long o = off + (unsigned long long)h * hd + e;
-            if (p.v_cache == 0 && p.k_mul == 0.0f) // BF16 cache
+            if (!p.k_fp8)
                 ((unsigned short *)p.k_cache)[o] = pkvi_bf16_from_f32(y);
             else
                 ((unsigned char *)p.k_cache)[o] = pkvi_e4m3_from_f32(__fmul_rn(y, p.k_mul));

@@ -7,5 +7,6 @@
 #include "../ref/cr_trig.h"
 #include "../ref/fp8.h"
 #include "../ref/rsqrt_cr.h"
+#include "../ref/tree.h"
 #include "params.h"
 #include "tree.cuh"

@@ -35,8 +35,15 @@ typedef struct pkvk_fused_params {
     uint32_t num_tokens, rotary_dim;
     uint32_t section[3]; /* MRoPE sections; all 0 = p % 3; mrope = 0: one stream */
     uint32_t mrope;
+    uint32_t k_fp8;       /* K cache is FP8 (ops 7, 8) */
+    uint32_t group, ipb;  /* 16-byte kernels: threads per (token, head) item, items per block */
     float eps, k_mul, v_mul; /* k_mul: k_inv_scale (op 7) or RN(1 / k_scale) (op 8) */
     float inv_freq[PKVK_MAX_PAIRS];
 } pkvk_fused_params;
+
+typedef struct pkvk_numerics_params {
+    uint64_t in, out; /* n binary32 bit patterns; 6 * n words */
+    uint32_t n, pad_;
+} pkvk_numerics_params;
 
 #endif

@@ -55,10 +55,11 @@ static void make_case(pkvi_case *c, uint32_t nkv, uint32_t hd, uint32_t bs, uint
     c->f.cache.head_dim = hd;
     c->f.cache.block_size = bs;
     c->f.cache.num_blocks = 1 + (uint64_t)tokens * 2 / bs;
-    c->f.cache.block_stride = row * bs + (rnd() % 2 ? 3 : 0);
+    c->f.cache.block_stride = row * bs + (const uint64_t[]){0, 3, 8}[rnd() % 3];
     c->f.num_tokens = tokens;
-    c->f.k_row_stride = row + rnd() % 3;
-    c->f.v_row_stride = row + rnd() % 3;
+    /* dense, padded by whole 16-byte units, or padded off alignment */
+    c->f.k_row_stride = row + (rnd() % 2 ? 0 : 8 + rnd() % 3);
+    c->f.v_row_stride = row + (rnd() % 2 ? 0 : 8 + rnd() % 3);
     c->f.rotary_dim = (uint32_t)(rnd() % (hd / 2 + 1)) * 2;
     c->f.theta = (const float[]){1e4f, 1e6f, 1e8f}[rnd() % 3];
     c->f.rms_eps = 1e-6f;
@@ -72,6 +73,7 @@ static void make_case(pkvi_case *c, uint32_t nkv, uint32_t hd, uint32_t bs, uint
     c->w.k_scale = c->f.k_scale;
     c->w.v_scale = c->f.v_scale;
     c->src_elems = (size_t)tokens * (row + 2) + 1;
+    c->shift = (int)(rnd() % 2);
     c->k = xalloc(c->src_elems * 2);
     c->v = xalloc(c->src_elems * 2);
     c->wt = xalloc((size_t)hd * 2);

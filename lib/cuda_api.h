@@ -17,6 +17,8 @@ typedef void *pkvi_CUfunction;
 typedef void *pkvi_CUstream;
 typedef unsigned long long pkvi_CUdeviceptr;
 typedef void *pkvi_CUevent;
+typedef void *pkvi_CUgraph;
+typedef void *pkvi_CUgraphExec;
 
 #define PKVI_CU_ATTR_CC_MAJOR 75
 #define PKVI_CU_ATTR_CC_MINOR 76
@@ -54,6 +56,15 @@ typedef struct pkvi_cuda_api {
     pkvi_CUresult (*cuEventSynchronize)(pkvi_CUevent);
     pkvi_CUresult (*cuEventElapsedTime)(float *, pkvi_CUevent, pkvi_CUevent);
     pkvi_CUresult (*cuMemcpyDtoD)(pkvi_CUdeviceptr, pkvi_CUdeviceptr, size_t);
+    pkvi_CUresult (*cuStreamCreate)(pkvi_CUstream *, unsigned);
+    pkvi_CUresult (*cuStreamDestroy)(pkvi_CUstream);
+    pkvi_CUresult (*cuStreamBeginCapture)(pkvi_CUstream, int); /* mode 0: global */
+    pkvi_CUresult (*cuStreamEndCapture)(pkvi_CUstream, pkvi_CUgraph *);
+    pkvi_CUresult (*cuGraphInstantiateWithFlags)(pkvi_CUgraphExec *, pkvi_CUgraph,
+                                                 unsigned long long);
+    pkvi_CUresult (*cuGraphLaunch)(pkvi_CUgraphExec, pkvi_CUstream);
+    pkvi_CUresult (*cuGraphExecDestroy)(pkvi_CUgraphExec);
+    pkvi_CUresult (*cuGraphDestroy)(pkvi_CUgraph);
 } pkvi_cuda_api;
 
 /* The driver table, loading libcuda.so.1 and calling cuInit once (thread-safe). On failure,

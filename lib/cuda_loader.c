@@ -60,6 +60,14 @@ static void load(void)
     SYM(cuEventSynchronize, "cuEventSynchronize");
     SYM(cuEventElapsedTime, "cuEventElapsedTime_v2");
     SYM(cuMemcpyDtoD, "cuMemcpyDtoD_v2");
+    SYM(cuStreamCreate, "cuStreamCreate");
+    SYM(cuStreamDestroy, "cuStreamDestroy_v2");
+    SYM(cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+    SYM(cuStreamEndCapture, "cuStreamEndCapture");
+    SYM(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+    SYM(cuGraphLaunch, "cuGraphLaunch");
+    SYM(cuGraphExecDestroy, "cuGraphExecDestroy");
+    SYM(cuGraphDestroy, "cuGraphDestroy");
 #undef SYM
     r = api.cuInit(0);
     if (r != 0) {

@@ -4,7 +4,7 @@
 #include "cuda_device.h"
 #include "status.h"
 #include "validate.h"
-#include "../kernels/params.h"
+#include "cuda_plan.h"
 
 #include <string.h>
 
@@ -31,6 +31,19 @@ static void geom(pkvk_geom *k, const pkv_cache_layout *c, const pkvi_geom *g)
 
 static unsigned round32(unsigned n) { return (n + 31u) / 32u * 32u; }
 
+/* The 16-byte kernels need every row start 8-element aligned: the pointers, the source row
+ * strides, and the cache row and block strides (a slot's offset is built from them). */
+static int vec8(uint64_t ptr, uint64_t elem_bytes) { return ptr % (8 * elem_bytes) == 0; }
+
+static int rows_vec8(const pkvi_geom *g) { return g->row % 8 == 0 && g->block_stride % 8 == 0; }
+
+/* Blocks for a grid-stride kernel over n threads' worth of work, 256 threads each. */
+static unsigned grid_for(uint64_t n)
+{
+    uint64_t b = (n + 255u) / 256u;
+    return b > (1u << 20) ? 1u << 20 : (unsigned)b;
+}
+
 pkv_status pkv_cuda_fill_slots(pkv_cuda *h, const pkv_fill_slots_desc *d, uint64_t block_table,
                                uint64_t slots, void *stream)
 {
@@ -51,9 +64,10 @@ pkv_status pkv_cuda_fill_slots(pkv_cuda *h, const pkv_fill_slots_desc *d, uint64
     return pkvi_cuda_launch(h, PKVI_K_FILL_SLOTS, (d->count + 255u) / 256u, 1, 256, &p, stream);
 }
 
-static pkv_status write_op(pkv_cuda *h, pkv_op op, const pkv_write_desc *d, uint64_t key,
-                           uint64_t value, uint64_t slots, uint64_t k_cache, uint64_t v_cache,
-                           uint64_t oob, void *stream)
+pkv_status pkvi_cuda_write_plan(pkv_cuda *h, pkv_op op, const pkv_write_desc *d, uint64_t key,
+                                uint64_t value, uint64_t slots, uint64_t k_cache,
+                                uint64_t v_cache, uint64_t oob, pkvk_write_params *pp,
+                                pkvi_plan *plan)
 {
     pkvk_write_params p;
     pkvi_geom g;
@@ -70,8 +84,9 @@ static pkv_status write_op(pkv_cuda *h, pkv_op op, const pkv_write_desc *d, uint
     NEEDA(name, slots, d->num_tokens, 8);
     NEEDA(name, v_cache, g.pool_elems, (int)pkvi_cache_elem_bytes(op));
     NEEDA(name, oob, 0, 8);
-    if (d->num_tokens == 0) return PKV_OK;
     memset(&p, 0, sizeof p);
+    plan->kernel = -1;
+    if (d->num_tokens == 0) return PKV_OK;
     geom(&p.g, &d->cache, &g);
     p.key = op == PKV_OP_WRITE_V_BF16 ? 0 : key;
     p.value = value;
@@ -87,7 +102,29 @@ static pkv_status write_op(pkv_cuda *h, pkv_op op, const pkv_write_desc *d, uint
         p.inv_k = 1.0f / d->k_scale;
         p.inv_v = 1.0f / d->v_scale;
     }
-    return pkvi_cuda_launch(h, PKVI_K_WRITE, d->num_tokens, 1, 256, &p, stream);
+    *pp = p;
+    plan->block = 256;
+    if (rows_vec8(&g) && k.stride % 8 == 0 && v.stride % 8 == 0 && vec8(key, 2) && vec8(value, 2) &&
+        vec8(k_cache, pkvi_cache_elem_bytes(op)) && vec8(v_cache, pkvi_cache_elem_bytes(op))) {
+        plan->kernel = PKVI_K_WRITE_VEC;
+        plan->grid = grid_for((uint64_t)d->num_tokens * (g.row / 8));
+    } else {
+        plan->kernel = PKVI_K_WRITE;
+        plan->grid = d->num_tokens;
+    }
+    return PKV_OK;
+}
+
+static pkv_status write_op(pkv_cuda *h, pkv_op op, const pkv_write_desc *d, uint64_t key,
+                           uint64_t value, uint64_t slots, uint64_t k_cache, uint64_t v_cache,
+                           uint64_t oob, void *stream)
+{
+    pkvk_write_params p;
+    pkvi_plan plan;
+    pkv_status st = pkvi_cuda_write_plan(h, op, d, key, value, slots, k_cache, v_cache, oob, &p,
+                                         &plan);
+    if (st || plan.kernel < 0) return st;
+    return pkvi_cuda_launch(h, plan.kernel, plan.grid, 1, plan.block, &p, stream);
 }
 
 pkv_status pkv_cuda_write_bf16(pkv_cuda *h, const pkv_write_desc *d, uint64_t key,
@@ -114,12 +151,11 @@ pkv_status pkv_cuda_write_fp8(pkv_cuda *h, const pkv_write_desc *d, uint64_t key
                     oob_count, stream);
 }
 
-static pkv_status fused_op(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint64_t key,
-                           uint64_t value, uint64_t weight, const uint64_t pos[3],
-                           uint64_t slots, uint64_t k_cache, uint64_t v_cache, uint64_t oob,
-                           void *stream)
+pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint64_t key,
+                                uint64_t value, uint64_t weight, const uint64_t pos[3],
+                                uint64_t slots, uint64_t k_cache, uint64_t v_cache, uint64_t oob,
+                                pkvk_fused_params *p, pkvi_plan *plan)
 {
-    pkvk_fused_params p;
     pkvi_geom g;
     pkvi_src k, v;
     const char *name = pkv_op_name(op);
@@ -141,35 +177,74 @@ static pkv_status fused_op(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint
         NEED(name, value, v.elems);
         NEEDA(name, v_cache, g.pool_elems, 1);
     }
-    memset(&p, 0, sizeof p);
-    if (d->rotary_dim && (st = pkvi_cuda_inv_freq(h, d->theta, d->rotary_dim, p.inv_freq)))
+    memset(p, 0, sizeof *p);
+    plan->kernel = -1;
+    if (d->rotary_dim && (st = pkvi_cuda_inv_freq(h, d->theta, d->rotary_dim, p->inv_freq)))
         return st;
     if (d->num_tokens == 0) return PKV_OK;
-    geom(&p.g, &d->cache, &g);
-    p.key = key;
-    p.value = value;
-    p.weight = weight;
-    for (int i = 0; i < 3; i++) p.pos[i] = pos[streams == 3 ? i : 0];
-    p.slots = slots;
-    p.k_cache = k_cache;
-    p.v_cache = op == PKV_OP_FUSED_FP8_KV ? v_cache : 0;
-    p.oob = oob;
-    p.k_stride = k.stride;
-    p.v_stride = v.stride;
-    p.num_tokens = d->num_tokens;
-    p.rotary_dim = d->rotary_dim;
-    p.mrope = op == PKV_OP_FUSED_MROPE_BF16;
-    memcpy(p.section, d->mrope_section, sizeof p.section);
-    p.eps = d->rms_eps;
-    if (op == PKV_OP_FUSED_FP8_K) p.k_mul = d->k_inv_scale;
+    geom(&p->g, &d->cache, &g);
+    p->key = key;
+    p->value = value;
+    p->weight = weight;
+    for (int i = 0; i < 3; i++) p->pos[i] = pos[streams == 3 ? i : 0];
+    p->slots = slots;
+    p->k_cache = k_cache;
+    p->v_cache = op == PKV_OP_FUSED_FP8_KV ? v_cache : 0;
+    p->oob = oob;
+    p->k_stride = k.stride;
+    p->v_stride = v.stride;
+    p->num_tokens = d->num_tokens;
+    p->rotary_dim = d->rotary_dim;
+    p->mrope = op == PKV_OP_FUSED_MROPE_BF16;
+    memcpy(p->section, d->mrope_section, sizeof p->section);
+    p->eps = d->rms_eps;
+    if (op == PKV_OP_FUSED_FP8_K) p->k_mul = d->k_inv_scale;
     if (op == PKV_OP_FUSED_FP8_KV) {
-        p.k_mul = 1.0f / d->k_scale;
-        p.v_mul = 1.0f / d->v_scale;
-        return pkvi_cuda_launch(h, PKVI_K_FUSED_FP8_KV, d->num_tokens, 1,
-                                round32(d->cache.head_dim / 2), &p, stream);
+        p->k_mul = 1.0f / d->k_scale;
+        p->v_mul = 1.0f / d->v_scale;
     }
-    return pkvi_cuda_launch(h, PKVI_K_FUSED, d->num_tokens, 1, round32(d->cache.head_dim), &p,
-                            stream);
+    p->k_fp8 = op == PKV_OP_FUSED_FP8_K || op == PKV_OP_FUSED_FP8_KV;
+    if (d->cache.head_dim % 8 == 0 && rows_vec8(&g) && k.stride % 8 == 0 && vec8(key, 2) &&
+        vec8(weight, 2) && vec8(k_cache, pkvi_cache_elem_bytes(op)) &&
+        (op != PKV_OP_FUSED_FP8_KV || (v.stride % 8 == 0 && vec8(value, 2) && vec8(v_cache, 1)))) {
+        /* an item is one (token, head), `group` threads of 8 elements, padded to whole chunks
+         * of 32 tree leaves (elements, or pairs for op 8) */
+        unsigned leaves_per_chunk_elems = op == PKV_OP_FUSED_FP8_KV ? 64u : 32u;
+        uint64_t items = (uint64_t)d->num_tokens * d->cache.num_kv_heads, blocks;
+        p->group = (d->cache.head_dim + leaves_per_chunk_elems - 1) / leaves_per_chunk_elems *
+                  (leaves_per_chunk_elems / 8);
+        p->ipb = 256u / p->group;
+        if (p->ipb > items) p->ipb = (uint32_t)items;
+        blocks = (items + p->ipb - 1) / p->ipb;
+        if (blocks > 0x7fffffffu)
+            return pkvi_fail(PKV_ERANGE, "%s: %llu blocks exceed the grid", name,
+                             (unsigned long long)blocks);
+        plan->kernel = op == PKV_OP_FUSED_FP8_KV ? PKVI_K_FUSED_FP8_KV_VEC : PKVI_K_FUSED_VEC;
+        plan->grid = (unsigned)blocks;
+        plan->block = round32(p->ipb * p->group);
+    } else if (op == PKV_OP_FUSED_FP8_KV) {
+        plan->kernel = PKVI_K_FUSED_FP8_KV;
+        plan->grid = d->num_tokens;
+        plan->block = round32(d->cache.head_dim / 2);
+    } else {
+        plan->kernel = PKVI_K_FUSED;
+        plan->grid = d->num_tokens;
+        plan->block = round32(d->cache.head_dim);
+    }
+    return PKV_OK;
+}
+
+static pkv_status fused_op(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint64_t key,
+                           uint64_t value, uint64_t weight, const uint64_t pos[3],
+                           uint64_t slots, uint64_t k_cache, uint64_t v_cache, uint64_t oob,
+                           void *stream)
+{
+    pkvk_fused_params p;
+    pkvi_plan plan;
+    pkv_status st = pkvi_cuda_fused_plan(h, op, d, key, value, weight, pos, slots, k_cache,
+                                         v_cache, oob, &p, &plan);
+    if (st || plan.kernel < 0) return st;
+    return pkvi_cuda_launch(h, plan.kernel, plan.grid, 1, plan.block, &p, stream);
 }
 
 pkv_status pkv_cuda_fused_bf16(pkv_cuda *h, const pkv_fused_desc *d, uint64_t key,

@@ -272,13 +272,13 @@ static pkv_status run_gpu(int op, const pkvi_case *c, pkv_cuda *h, unsigned char
     pkv_status st = PKV_OK;
     memset(&d, 0, sizeof d);
     d.h = h;
-    dk = up(&d, c->k, c->src_elems * 2, 2);
-    dv = up(&d, c->v, c->src_elems * 2, 2);
+    dk = up(&d, c->k, c->src_elems * 2, c->shift ? 2 : 0);
+    dv = up(&d, c->v, c->src_elems * 2, c->shift ? 2 : 0);
     dw = up(&d, c->wt, (size_t)c->f.cache.head_dim * 2, 0);
     for (int i = 0; i < 3; i++) dp[i] = up(&d, c->pos[i], T * 4, 4);
     ds = up(&d, c->slots, T * 8, 0);
-    dkc = up(&d, NULL, pool_bytes, esz); /* one element off alignment */
-    dvc = up(&d, NULL, pool_bytes, esz);
+    dkc = up(&d, NULL, pool_bytes, c->shift ? esz : 0);
+    dvc = up(&d, NULL, pool_bytes, c->shift ? esz : 0);
     doob = up(&d, goob, 8, 0);
     if (!d.st) d.st = pkv_cuda_fill(h, dkc, PKVI_POISON, pool_bytes);
     if (!d.st) d.st = pkv_cuda_fill(h, dvc, PKVI_POISON, pool_bytes);

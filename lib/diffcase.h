@@ -15,6 +15,8 @@ typedef struct pkvi_case {
     uint32_t *pos[3];      /* t, h, w streams; pos[1] == pos[0] means "one stream" */
     int64_t *slots;
     size_t src_elems;
+    int shift; /* GPU: sources and pools one element past 16-byte alignment (the element
+                * kernels); 0: aligned, so the launchers may take the 16-byte kernels */
 } pkvi_case;
 
 typedef struct pkvi_outcome {

@@ -17,7 +17,8 @@ static const char usage[] =
     "  check      sweep shapes and hostile inputs through every backend, comparing whole\n"
     "             poisoned cache pools; exit status 1 on any mismatch (--quick: fewer)\n"
     "  bench      time every op on GPU 0 against the copy bandwidth and an empty kernel\n"
-    "             (--quick: fewer rows; --csv FILE: also write the rows as CSV)\n"
+    "             and a baseline (--quick: fewer rows; --graph: time CUDA-graph replays;\n"
+    "             --op NAME: one op; --csv FILE: also write the rows as CSV)\n"
     "  info       print the build configuration and the GPUs found\n"
     "  --help     print this help\n"
     "  --version  print the version\n";
@@ -70,17 +71,18 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "info") == 0) return info();
     if (strcmp(argv[1], "bench") == 0) {
-        int quick = 0;
-        const char *csv = NULL;
+        pkvi_bench_opts o = {0, 0, NULL, NULL};
         for (int i = 2; i < argc; i++) {
-            if (strcmp(argv[i], "--quick") == 0) quick = 1;
-            else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) csv = argv[++i];
+            if (strcmp(argv[i], "--quick") == 0) o.quick = 1;
+            else if (strcmp(argv[i], "--graph") == 0) o.graph = 1;
+            else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) o.csv_path = argv[++i];
+            else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) o.only_op = argv[++i];
             else {
                 fprintf(stderr, "pkv bench: unknown argument '%s'\n", argv[i]);
                 return 2;
             }
         }
-        return pkvi_bench_main(quick, csv);
+        return pkvi_bench_main(&o);
     }
     if (strcmp(argv[1], "check") == 0)
         return pkvi_check_main(argc > 2 && strcmp(argv[2], "--quick") == 0);

@@ -1,6 +1,7 @@
 /* The CUDA backend against the reference, every op, on a sweep of shapes: whole poisoned
- * pools compared byte for byte, out-of-range counts compared, sources and pools offset by one
- * element; then the error paths (same status and message, nothing launched). */
+ * pools compared byte for byte, out-of-range counts compared, sources and pools aligned (the
+ * 16-byte kernels) or offset by one element (the element kernels); then the error paths (same
+ * status and message, nothing launched). */
 #include "config.h"
 #include "tap.h"
 #include "gpu.h"
@@ -17,6 +18,7 @@ typedef struct gcase {
     uint32_t *pos[3];
     int64_t *slots;
     size_t src_elems, pool_elems;
+    int shifted; /* sources and pools one element off 16-byte alignment */
 } gcase;
 
 static const float thetas[] = {1e4f, 1e6f, 1e8f};
@@ -27,6 +29,7 @@ static void make(gcase *c, uint32_t nkv, uint32_t hd, uint32_t bs, uint32_t toke
     uint64_t row = (uint64_t)nkv * hd, bstride;
     int padded = variant % 2;
     memset(c, 0, sizeof *c);
+    c->shifted = variant / 2 % 2;
     c->f.cache.num_kv_heads = nkv;
     c->f.cache.head_dim = hd;
     c->f.cache.block_size = bs;
@@ -90,13 +93,14 @@ static int compare(pkv_cuda *h, int op, gcase *c, unsigned long long *bytes)
     int same;
     memset(rk, 0xA5, pb);
     memset(rv, 0xA5, pb);
-    dk = gpu_upload(h, c->k, sb, 2);
-    dv = gpu_upload(h, c->v, sb, 2);
+    /* unshifted and unpadded, the launchers take the 16-byte kernels; else the element ones */
+    dk = gpu_upload(h, c->k, sb, c->shifted ? 2 : 0);
+    dv = gpu_upload(h, c->v, sb, c->shifted ? 2 : 0);
     dw = gpu_upload(h, c->wt, (size_t)c->f.cache.head_dim * 2, 0);
     for (int i = 0; i < 3; i++) dp[i] = gpu_upload(h, c->pos[i], T * 4 + 4, 4);
     ds = gpu_upload(h, c->slots, T * 8 + 8, 0);
-    dkc = gpu_poisoned(h, pb, esz);
-    dvc = gpu_poisoned(h, pb, esz);
+    dkc = gpu_poisoned(h, pb, c->shifted ? esz : 0);
+    dvc = gpu_poisoned(h, pb, c->shifted ? esz : 0);
     doob = gpu_upload(h, &goob, 8, 0);
     switch (op) {
     case PKV_OP_WRITE_BF16:

@@ -1,0 +1,66 @@
+/* The fuzzers' CUDA backend: one handle per process, opened on first use unless
+ * PKV_FUZZ_NO_GPU is set; without a GPU every target runs its CPU checks only. */
+#include "config.h"
+#include "fuzz.h"
+#include "pagedkv.h"
+#include "../lib/cuda_plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+pkv_cuda *fz_gpu(void)
+{
+    static int tried;
+    static pkv_cuda *h;
+    if (!tried) {
+        tried = 1;
+        if (!getenv("PKV_FUZZ_NO_GPU") && pkv_cuda_open(0, &h) != PKV_OK) h = NULL;
+        fprintf(stderr, "pagedkv fuzz: backends: reference%s%s\n", h ? " + CUDA " : "",
+                h ? pkv_cuda_describe(h) : "");
+    }
+    return h;
+}
+
+static int same_or_both_nan(uint32_t a, uint32_t b)
+{
+    return a == b || ((a & 0x7fffffffu) > 0x7f800000u && (b & 0x7fffffffu) > 0x7f800000u);
+}
+
+static uint32_t bits_of(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+}
+
+void fz_gpu_numerics(const uint32_t *in, uint32_t n)
+{
+    pkv_cuda *h = fz_gpu();
+    uint32_t *out;
+    if (!h || n == 0) return;
+    if (!(out = malloc((size_t)n * 24))) abort();
+    if (pkvi_cuda_numerics(h, in, n, out) != PKV_OK) {
+        fprintf(stderr, "pagedkv fuzz: numerics on the GPU failed: %s\n", pkv_last_error());
+        abort();
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        float x, s, c;
+        const uint32_t *o = out + 6 * (size_t)i;
+        memcpy(&x, &in[i], 4);
+        pkv_sincosf_cr(x, &s, &c);
+        /* rsqrt of a negative or NaN input is a NaN whose sign and payload the platforms
+         * choose; no written byte depends on them (the BF16 and E4M3 casts canonicalise) */
+        if (o[0] != bits_of(s) || o[1] != bits_of(c) ||
+            !same_or_both_nan(o[2], bits_of(pkv_rsqrtf_cr(x))) || o[3] != pkv_bf16_from_f32(x) ||
+            o[4] != pkv_e4m3_from_f32(x) || o[5] != bits_of(pkv_bf16_to_f32((uint16_t)in[i]))) {
+            fprintf(stderr,
+                    "pagedkv fuzz: GPU numerics of 0x%08x differ: sin %08x/%08x cos %08x/%08x "
+                    "rsqrt %08x/%08x bf16 %04x/%04x e4m3 %02x/%02x\n",
+                    in[i], o[0], bits_of(s), o[1], bits_of(c), o[2], bits_of(pkv_rsqrtf_cr(x)),
+                    o[3], pkv_bf16_from_f32(x), o[4], pkv_e4m3_from_f32(x));
+            abort();
+        }
+    }
+    free(out);
+}

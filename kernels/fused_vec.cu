@@ -1,0 +1,156 @@
+// Ops 5-8 on the device, the 16-byte path (the launcher checks that every row and pointer is
+// aligned to 8 elements and head_dim % 8 == 0). A thread owns 8 consecutive elements of one
+// (token, head) item; an item takes `group` threads, a block `ipb` items, so at prefill sizes a
+// block holds several tokens and at decode sizes the heads of a token run side by side.
+//
+// The sum of squares is still the normative tree (ref/tree.h): a thread holds L leaves
+// (8 elements, or 4 pairs for op 8), so the 32-leaf chunk of the tree spans 32 / L adjacent
+// threads. Butterfly levels with off >= L pair leaf l with leaf l ^ off, which lives in thread
+// j ^ (off / L) at the same position: a shuffle. Levels with off < L pair leaves inside the
+// thread. The chunk sums go through shared memory and every thread finishes the tree over them
+// (padded with +0.0 to 32) with the reference's own pkvi_butterfly32. Groups are padded to
+// whole chunks, so a chunk never straddles items or warps.
+#include "kernels.cuh"
+
+#define PKVK_VEC_THREADS 256
+#define PKVK_VEC_PAIRS 1024 /* ipb * rotary_dim / 2 <= (256 / group) * 4 * group */
+
+template <int L> __device__ __forceinline__ float pkvk_chunk_tree(float *v)
+{
+#pragma unroll
+    for (int off = 16; off >= L; off >>= 1)
+#pragma unroll
+        for (int k = 0; k < L; k++) v[k] = __fadd_rn(v[k], __shfl_xor_sync(0xffffffffu, v[k], off / L));
+#pragma unroll
+    for (int off = L / 2; off; off >>= 1)
+#pragma unroll
+        for (int k = 0; k < off; k++) v[k] = __fadd_rn(v[k], v[k + off]);
+    return v[0];
+}
+
+__device__ __forceinline__ void pkvk_unpack8(uint4 u, float *f)
+{
+    unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        f[2 * k] = pkvi_bf16_to_f32((unsigned short)w[k]);
+        f[2 * k + 1] = pkvi_bf16_to_f32((unsigned short)(w[k] >> 16));
+    }
+}
+
+template <bool OP8> __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
+{
+    constexpr int L = OP8 ? 4 : 8, CT = 32 / L; // leaves per thread, threads per chunk
+    __shared__ float csum[PKVK_VEC_THREADS / CT];
+    __shared__ float normed[OP8 ? 1 : PKVK_VEC_THREADS * 8];
+    __shared__ unsigned short nb[OP8 ? PKVK_VEC_THREADS * 8 : 1];
+    __shared__ float cs[PKVK_VEC_PAIRS], sn[PKVK_VEC_PAIRS];
+    const unsigned G = p.group, hd = p.g.head_dim, nh = p.g.num_kv_heads, half = p.rotary_dim / 2;
+    const unsigned tid = threadIdx.x, il = tid / G, j = tid - il * G, e0 = 8 * j;
+    const uint64_t items = (uint64_t)p.num_tokens * nh, item0 = (uint64_t)blockIdx.x * p.ipb;
+    const uint64_t item = item0 + il, t_first = item0 / nh;
+    const bool live = il < p.ipb && item < items, mine = live && e0 < hd;
+    const uint64_t t = live ? item / nh : 0;
+    const unsigned h = live ? (unsigned)(item - t * nh) : 0;
+
+    uint4 xr = make_uint4(0, 0, 0, 0), wr = xr, vr = xr;
+    if (mine) { // issued before the slot is known: the reads overlap
+        xr = *(const uint4 *)((const unsigned short *)p.key + t * p.k_stride + (uint64_t)h * hd + e0);
+        wr = *(const uint4 *)((const unsigned short *)p.weight + e0);
+        if (OP8) vr = *(const uint4 *)((const unsigned short *)p.value + t * p.v_stride + (uint64_t)h * hd + e0);
+    }
+    uint64_t off = 0;
+    int kind = live ? pkvi_slot_offset(((const long long *)p.slots)[t], p.g.num_slots, p.g.block_size,
+                                       p.g.block_stride, p.g.row, &off)
+                    : PKVI_SLOT_SKIP;
+    if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob) atomicAdd((unsigned long long *)p.oob, 1ull);
+
+    // the cos/sin of every pair of the block's tokens, each once
+    uint64_t t_end = (item0 + p.ipb + nh - 1) / nh;
+    if (t_end > p.num_tokens) t_end = p.num_tokens;
+    for (unsigned k = tid; half && k < (t_end - t_first) * half; k += blockDim.x) {
+        unsigned tl = k / half, pr = k - tl * half;
+        int stream = p.mrope ? pkvi_mrope_stream(pr, p.section) : 0;
+        float angle = __fmul_rn((float)((const unsigned *)p.pos[stream])[t_first + tl], p.inv_freq[pr]);
+        pkvi_sincosf_cr(angle, &sn[k], &cs[k], 0);
+    }
+
+    float x[8], wt[8], leaf[L];
+    pkvk_unpack8(xr, x);
+    pkvk_unpack8(wr, wt);
+#pragma unroll
+    for (int k = 0; k < L; k++)
+        leaf[k] = OP8 ? __fadd_rn(__fmul_rn(x[2 * k], x[2 * k]), __fmul_rn(x[2 * k + 1], x[2 * k + 1]))
+                      : __fmul_rn(x[k], x[k]);
+    float chunk = pkvk_chunk_tree<L>(leaf);
+    if (j % CT == 0) csum[tid / CT] = chunk;
+    __syncthreads();
+    float sums[32];
+    const unsigned chunks = G / CT;
+#pragma unroll
+    for (unsigned c = 0; c < 32; c++) sums[c] = il < p.ipb && c < chunks ? csum[il * chunks + c] : 0.0f;
+    float sum = pkvi_butterfly32(sums);
+    float rms = pkvi_rsqrt_cr(__fadd_rn(__fdiv_rn(sum, (float)hd), p.eps));
+    const unsigned base = il * G * 8; // the item's element 0 in normed[] / nb[]
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        float n = __fmul_rn(__fmul_rn(x[k], rms), __fadd_rn(1.0f, wt[k]));
+        if (OP8) nb[base + e0 + k] = pkvi_bf16_from_f32(n);
+        else normed[base + e0 + k] = n;
+    }
+    __syncthreads();
+    if (kind != PKVI_SLOT_OK || !mine) return; // after the last barrier
+    const float *c_t = cs + (t - t_first) * half, *s_t = sn + (t - t_first) * half;
+    unsigned out[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        unsigned e = e0 + k;
+        float y;
+        if (OP8) {
+            unsigned short kb = nb[base + e];
+            if (e < p.rotary_dim) {
+                unsigned pr = e < half ? e : e - half;
+                float x0 = pkvi_bf16_to_f32(nb[base + pr]), x1 = pkvi_bf16_to_f32(nb[base + pr + half]);
+                kb = pkvi_bf16_from_f32(e < half ? __fsub_rn(__fmul_rn(x0, c_t[pr]), __fmul_rn(x1, s_t[pr]))
+                                                 : __fadd_rn(__fmul_rn(x1, c_t[pr]), __fmul_rn(x0, s_t[pr])));
+            }
+            y = pkvi_bf16_to_f32(kb);
+        } else {
+            y = normed[base + e];
+            if (e < p.rotary_dim) {
+                unsigned pr = e < half ? e : e - half;
+                float x0 = normed[base + pr], x1 = normed[base + pr + half];
+                y = e < half ? __fsub_rn(__fmul_rn(x0, c_t[pr]), __fmul_rn(x1, s_t[pr]))
+                             : __fadd_rn(__fmul_rn(x1, c_t[pr]), __fmul_rn(x0, s_t[pr]));
+            }
+        }
+        out[k] = p.k_fp8 ? pkvi_e4m3_from_f32(__fmul_rn(y, p.k_mul)) : pkvi_bf16_from_f32(y);
+    }
+    uint64_t o = off + (uint64_t)h * hd + e0;
+    if (p.k_fp8) {
+        ((uint2 *)p.k_cache)[o / 8] = make_uint2(out[0] | out[1] << 8 | out[2] << 16 | out[3] << 24,
+                                                 out[4] | out[5] << 8 | out[6] << 16 | out[7] << 24);
+    } else {
+        ((uint4 *)p.k_cache)[o / 8] = make_uint4(out[0] | out[1] << 16, out[2] | out[3] << 16,
+                                                 out[4] | out[5] << 16, out[6] | out[7] << 16);
+    }
+    if (OP8) {
+        float v[8];
+        unsigned q[8];
+        pkvk_unpack8(vr, v);
+#pragma unroll
+        for (int k = 0; k < 8; k++) q[k] = pkvi_e4m3_from_f32(__fmul_rn(v[k], p.v_mul));
+        ((uint2 *)p.v_cache)[o / 8] = make_uint2(q[0] | q[1] << 8 | q[2] << 16 | q[3] << 24,
+                                                 q[4] | q[5] << 8 | q[6] << 16 | q[7] << 24);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS) pkvk_fused_vec(const pkvk_fused_params p)
+{
+    pkvk_fused_vec_body<false>(p);
+}
+
+extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS) pkvk_fused_fp8_kv_vec(const pkvk_fused_params p)
+{
+    pkvk_fused_vec_body<true>(p);
+}

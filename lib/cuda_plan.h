@@ -1,0 +1,32 @@
+/* Internal: what a CUDA launcher would launch, without launching it. The launchers use it,
+ * and so does pkv bench, which times the same parameter blocks in CUDA graphs and runs its
+ * baseline kernels with them. */
+#ifndef PKV_CUDA_PLAN_H
+#define PKV_CUDA_PLAN_H
+
+#include "cuda_device.h"
+#include "../kernels/params.h"
+
+typedef struct pkvi_plan {
+    int kernel; /* PKVI_K_*; -1: nothing to launch (no tokens) */
+    unsigned grid, block;
+} pkvi_plan;
+
+/* The reference's validation (same status and message), then the parameter block and the
+ * kernel ops 2-4 take for these buffers (the 16-byte one when alignment allows). */
+pkv_status pkvi_cuda_write_plan(pkv_cuda *h, pkv_op op, const pkv_write_desc *d, uint64_t key,
+                                uint64_t value, uint64_t slots, uint64_t k_cache,
+                                uint64_t v_cache, uint64_t oob, pkvk_write_params *p,
+                                pkvi_plan *plan);
+
+/* The same for ops 5-8; pos[] holds the three streams (all equal for one stream). */
+pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint64_t key,
+                                uint64_t value, uint64_t weight, const uint64_t pos[3],
+                                uint64_t slots, uint64_t k_cache, uint64_t v_cache, uint64_t oob,
+                                pkvk_fused_params *p, pkvi_plan *plan);
+
+/* The device's sin, cos, rsqrt, BF16, E4M3 and BF16 decode of each of n inputs: out[6 * i ..]
+ * (kernels/numerics.cu). Synchronous. */
+pkv_status pkvi_cuda_numerics(pkv_cuda *h, const uint32_t *in, uint32_t n, uint32_t *out);
+
+#endif
