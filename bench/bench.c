@@ -274,8 +274,9 @@ static stats timed(int what, const bench_case *b, int graph, void *st, uint64_t 
     return summarise(us, ITERS);
 }
 
-/* 1 when the baseline writes the op's bytes into set 0's pools. */
-static int baseline_agrees(const bench_case *b, void *st)
+/* 1 when the baseline writes the op's bytes into set 0's pools. All on the legacy default
+ * stream, which the fills and downloads synchronise with (a non-blocking one would not). */
+static int baseline_agrees(const bench_case *b)
 {
     size_t n = b->pool_bytes;
     unsigned char *a = malloc(2 * n), *c = malloc(2 * n);
@@ -285,8 +286,8 @@ static int baseline_agrees(const bench_case *b, void *st)
     for (int pass = 0; pass < 2; pass++) {
         unsigned char *out = pass ? c : a;
         if (pkv_cuda_fill(h, s->kc, 0xa5, n) || pkv_cuda_fill(h, s->vc, 0xa5, n)) die("fill");
-        run(pass ? RUN_BASELINE : RUN_OP, b, 0, st);
-        if (pkv_cuda_synchronize(h, st) || pkv_cuda_download(h, out, s->kc, n) ||
+        run(pass ? RUN_BASELINE : RUN_OP, b, 0, NULL);
+        if (pkv_cuda_synchronize(h, NULL) || pkv_cuda_download(h, out, s->kc, n) ||
             pkv_cuda_download(h, out + n, s->vc, n))
             die("download");
     }
@@ -350,17 +351,17 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
            o->graph ? "CUDA graph replays (per launch)" : "single launches", ITERS);
     printf("host overhead before the launch: write_bf16 %.3f us, fused_bf16 (rotary 128, "
            "inv_freq table) %.3f us\n", host_overhead_us(0), host_overhead_us(1));
-    printf("%-17s %-7s %6s %9s %9s %9s %9s %8s %7s %7s %9s %6s\n", "op", "heads", "tokens", "us",
-           "p10", "p90", "MB", "GB/s", "copy%", "xempty", "base_us", "xbase");
+    printf("%-17s %-7s %6s %9s %9s %9s %9s %8s %7s %7s %9s %6s %6s\n", "op", "heads", "tokens", "us",
+           "p10", "p90", "MB", "GB/s", "copy%", "xempty", "base_us", "xbase", "rope%");
     if (csv) fprintf(csv, "mode,op,num_kv_heads,head_dim,tokens,us_median,us_p10,us_p90,bytes,"
                           "gbps,copy_gbps,pct_of_copy,empty_us,ratio_to_empty,baseline,"
-                          "baseline_us,speedup_over_baseline\n");
+                          "baseline_us,speedup_over_baseline,no_rope_us,rope_share_pct\n");
     for (int op = PKV_OP_WRITE_BF16; op < PKV_OP_COUNT; op++)
         for (size_t gi = 0; gi < 4; gi++)
             for (size_t t = 0; t < 7; t++) {
                 bench_case b;
-                stats s, copy, empty, base;
-                double bytes, gbps, copy_gbps;
+                stats s, copy, empty, base, norope = {0, 0, 0};
+                double bytes, gbps, copy_gbps, rope_pct;
                 if (o->quick && (t % 2 || gi % 2)) continue;
                 if (o->only_op && strcmp(o->only_op, pkv_op_name((pkv_op)op)) != 0) continue;
                 memset(&b, 0, sizeof b);
@@ -371,6 +372,11 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
                 setup(&b);
                 s = timed(RUN_OP, &b, o->graph, st, 0, 0, 0);
                 base = timed(RUN_BASELINE, &b, o->graph, st, 0, 0, 0);
+                if (is_fused(op)) { /* the same without RoPE: what sin/cos and rotation cost */
+                    b.f.rotary_dim = 0;
+                    norope = timed(RUN_OP, &b, o->graph, st, 0, 0, 0);
+                    b.f.rotary_dim = b.hd;
+                }
                 empty = timed(RUN_EMPTY, &b, o->graph, st, 0, 0, 0);
                 bytes = op_bytes(op, b.tokens, (uint64_t)b.nkv * b.hd, b.hd);
                 /* the roofline: copying half the bytes moves them all (read + write) */
@@ -378,19 +384,21 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
                              (size_t)(bytes / 2) < scratch ? (size_t)(bytes / 2) : scratch);
                 gbps = bytes / (s.median * 1e3);
                 copy_gbps = bytes / (copy.median * 1e3);
-                printf("%-17s %2ux%-4u %6u %9.2f %9.2f %9.2f %9.3f %8.1f %6.1f%% %7.2f %9.2f %6.2f\n",
+                rope_pct = is_fused(op) ? 100.0 * (1.0 - norope.median / s.median) : 0.0;
+                printf("%-17s %2ux%-4u %6u %9.2f %9.2f %9.2f %9.3f %8.1f %6.1f%% %7.2f %9.2f %6.2f "
+                       "%5.1f%%\n",
                        pkv_op_name((pkv_op)op), b.nkv, b.hd, b.tokens, s.median, s.p10, s.p90,
                        bytes / 1e6, gbps, 100.0 * gbps / copy_gbps, s.median / empty.median,
-                       base.median, base.median / s.median);
+                       base.median, base.median / s.median, rope_pct);
                 if (csv)
                     fprintf(csv, "%s,%s,%u,%u,%u,%.3f,%.3f,%.3f,%.0f,%.1f,%.1f,%.1f,%.3f,%.3f,%s,"
-                                 "%.3f,%.3f\n",
+                                 "%.3f,%.3f,%.3f,%.1f\n",
                             o->graph ? "graph" : "launch", pkv_op_name((pkv_op)op), b.nkv, b.hd,
                             b.tokens, s.median, s.p10, s.p90, bytes, gbps, copy_gbps,
                             100.0 * gbps / copy_gbps, empty.median, s.median / empty.median,
                             is_fused(op) ? "unfused_chain" : "one_thread_per_element",
-                            base.median, base.median / s.median);
-                if (!baseline_agrees(&b, st)) {
+                            base.median, base.median / s.median, norope.median, rope_pct);
+                if (!baseline_agrees(&b)) {
                     fprintf(stderr, "pkv bench: %s %ux%u %u tokens: the baseline's bytes differ\n",
                             pkv_op_name((pkv_op)op), b.nkv, b.hd, b.tokens);
                     disagree = 1;

@@ -92,65 +92,74 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_vec_body(const pk
     float sum = pkvi_butterfly32(sums);
     float rms = pkvi_rsqrt_cr(__fadd_rn(__fdiv_rn(sum, (float)hd), p.eps));
     const unsigned base = il * G * 8; // the item's element 0 in normed[] / nb[]
+    float n[8];
 #pragma unroll
-    for (int k = 0; k < 8; k++) {
-        float n = __fmul_rn(__fmul_rn(x[k], rms), __fadd_rn(1.0f, wt[k]));
-        if (OP8) nb[base + e0 + k] = pkvi_bf16_from_f32(n);
-        else normed[base + e0 + k] = n;
+    for (int k = 0; k < 8; k++) n[k] = __fmul_rn(__fmul_rn(x[k], rms), __fadd_rn(1.0f, wt[k]));
+    if (OP8) {
+#pragma unroll
+        for (int k = 0; k < 8; k += 2) {
+            unsigned b = pkvk_bf16x2(n[k], n[k + 1]);
+            nb[base + e0 + k] = (unsigned short)b;
+            nb[base + e0 + k + 1] = (unsigned short)(b >> 16);
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < 8; k++) normed[base + e0 + k] = n[k];
     }
     __syncthreads();
     if (kind != PKVI_SLOT_OK || !mine) return; // after the last barrier
     const float *c_t = cs + (t - t_first) * half, *s_t = sn + (t - t_first) * half;
-    unsigned out[8];
+    float y[8];
 #pragma unroll
     for (int k = 0; k < 8; k++) {
         unsigned e = e0 + k;
-        float y;
         if (OP8) {
-            unsigned short kb = nb[base + e];
-            if (e < p.rotary_dim) {
+            float v = pkvi_bf16_to_f32(nb[base + e]);
+            if (e < p.rotary_dim) { // the rotation's BF16 rounding, then the FP8 cast below
                 unsigned pr = e < half ? e : e - half;
                 float x0 = pkvi_bf16_to_f32(nb[base + pr]), x1 = pkvi_bf16_to_f32(nb[base + pr + half]);
-                kb = pkvi_bf16_from_f32(e < half ? __fsub_rn(__fmul_rn(x0, c_t[pr]), __fmul_rn(x1, s_t[pr]))
-                                                 : __fadd_rn(__fmul_rn(x1, c_t[pr]), __fmul_rn(x0, s_t[pr])));
+                v = e < half ? __fsub_rn(__fmul_rn(x0, c_t[pr]), __fmul_rn(x1, s_t[pr]))
+                             : __fadd_rn(__fmul_rn(x1, c_t[pr]), __fmul_rn(x0, s_t[pr]));
+                v = pkvi_bf16_to_f32((unsigned short)pkvk_bf16x2(v, 0.0f));
             }
-            y = pkvi_bf16_to_f32(kb);
+            y[k] = v;
         } else {
-            y = normed[base + e];
+            y[k] = normed[base + e];
             if (e < p.rotary_dim) {
                 unsigned pr = e < half ? e : e - half;
                 float x0 = normed[base + pr], x1 = normed[base + pr + half];
-                y = e < half ? __fsub_rn(__fmul_rn(x0, c_t[pr]), __fmul_rn(x1, s_t[pr]))
-                             : __fadd_rn(__fmul_rn(x1, c_t[pr]), __fmul_rn(x0, s_t[pr]));
+                y[k] = e < half ? __fsub_rn(__fmul_rn(x0, c_t[pr]), __fmul_rn(x1, s_t[pr]))
+                                : __fadd_rn(__fmul_rn(x1, c_t[pr]), __fmul_rn(x0, s_t[pr]));
             }
         }
-        out[k] = p.k_fp8 ? pkvi_e4m3_from_f32(__fmul_rn(y, p.k_mul)) : pkvi_bf16_from_f32(y);
     }
     uint64_t o = off + (uint64_t)h * hd + e0;
     if (p.k_fp8) {
-        ((uint2 *)p.k_cache)[o / 8] = make_uint2(out[0] | out[1] << 8 | out[2] << 16 | out[3] << 24,
-                                                 out[4] | out[5] << 8 | out[6] << 16 | out[7] << 24);
+        float m[8];
+#pragma unroll
+        for (int k = 0; k < 8; k++) m[k] = __fmul_rn(y[k], p.k_mul);
+        ((uint2 *)p.k_cache)[o / 8] = make_uint2(pkvk_e4m3x2(m[0], m[1]) | pkvk_e4m3x2(m[2], m[3]) << 16,
+                                                 pkvk_e4m3x2(m[4], m[5]) | pkvk_e4m3x2(m[6], m[7]) << 16);
     } else {
-        ((uint4 *)p.k_cache)[o / 8] = make_uint4(out[0] | out[1] << 16, out[2] | out[3] << 16,
-                                                 out[4] | out[5] << 16, out[6] | out[7] << 16);
+        ((uint4 *)p.k_cache)[o / 8] = make_uint4(pkvk_bf16x2(y[0], y[1]), pkvk_bf16x2(y[2], y[3]),
+                                                 pkvk_bf16x2(y[4], y[5]), pkvk_bf16x2(y[6], y[7]));
     }
     if (OP8) {
         float v[8];
-        unsigned q[8];
         pkvk_unpack8(vr, v);
 #pragma unroll
-        for (int k = 0; k < 8; k++) q[k] = pkvi_e4m3_from_f32(__fmul_rn(v[k], p.v_mul));
-        ((uint2 *)p.v_cache)[o / 8] = make_uint2(q[0] | q[1] << 8 | q[2] << 16 | q[3] << 24,
-                                                 q[4] | q[5] << 8 | q[6] << 16 | q[7] << 24);
+        for (int k = 0; k < 8; k++) v[k] = __fmul_rn(v[k], p.v_mul);
+        ((uint2 *)p.v_cache)[o / 8] = make_uint2(pkvk_e4m3x2(v[0], v[1]) | pkvk_e4m3x2(v[2], v[3]) << 16,
+                                                 pkvk_e4m3x2(v[4], v[5]) | pkvk_e4m3x2(v[6], v[7]) << 16);
     }
 }
 
-extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS) pkvk_fused_vec(const pkvk_fused_params p)
+extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, 4) pkvk_fused_vec(const pkvk_fused_params p)
 {
     pkvk_fused_vec_body<false>(p);
 }
 
-extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS) pkvk_fused_fp8_kv_vec(const pkvk_fused_params p)
+extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, 4) pkvk_fused_fp8_kv_vec(const pkvk_fused_params p)
 {
     pkvk_fused_vec_body<true>(p);
 }

@@ -10,3 +10,4 @@
 #include "../ref/tree.h"
 #include "params.h"
 #include "tree.cuh"
+#include "cvt.cuh"

@@ -4,17 +4,18 @@
 // each and 32 bytes per thread are in flight (2-byte accesses cannot cover HBM latency). The
 // source loads are issued before the slot is classified, so at decode sizes the slot read and
 // the data reads overlap instead of following each other. Same bytes as pkvk_write: each
-// element goes through the same conversion, only the access width differs.
+// element goes through the specified conversion (kernels/cvt.cuh), only the access width
+// differs.
 #include "kernels.cuh"
 
+// E4M3 of RN(v * inv) for the four BF16 values in a (low half first) and b.
 __device__ __forceinline__ unsigned pkvk_e4m3x4(unsigned a, unsigned b, float inv)
 {
-    unsigned r = 0;
-    unsigned short h[4] = {(unsigned short)a, (unsigned short)(a >> 16), (unsigned short)b,
-                           (unsigned short)(b >> 16)};
-    for (int j = 0; j < 4; j++)
-        r |= (unsigned)pkvi_e4m3_from_f32(__fmul_rn(pkvi_bf16_to_f32(h[j]), inv)) << (8 * j);
-    return r;
+    float f0 = __fmul_rn(pkvi_bf16_to_f32((unsigned short)a), inv);
+    float f1 = __fmul_rn(pkvi_bf16_to_f32((unsigned short)(a >> 16)), inv);
+    float f2 = __fmul_rn(pkvi_bf16_to_f32((unsigned short)b), inv);
+    float f3 = __fmul_rn(pkvi_bf16_to_f32((unsigned short)(b >> 16)), inv);
+    return pkvk_e4m3x2(f0, f1) | pkvk_e4m3x2(f2, f3) << 16;
 }
 
 // One chunk: token t, chunk c of its row.

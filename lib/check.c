@@ -72,7 +72,7 @@ static void make_case(pkvi_case *c, uint32_t nkv, uint32_t hd, uint32_t bs, uint
     c->w.v_row_stride = c->f.v_row_stride;
     c->w.k_scale = c->f.k_scale;
     c->w.v_scale = c->f.v_scale;
-    c->src_elems = (size_t)tokens * (row + 2) + 1;
+    c->src_elems = (size_t)tokens * (row + 10) + 1; /* the largest row stride above */
     c->shift = (int)(rnd() % 2);
     c->k = xalloc(c->src_elems * 2);
     c->v = xalloc(c->src_elems * 2);

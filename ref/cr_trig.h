@@ -5,7 +5,9 @@
  * Special values: sin(+-0) = +-0, cos(+-0) = 1; NaN and +-Inf give the quiet NaN 0x7FC00000.
  *
  * Method and error analysis (doc/SPEC.md, appendix "Correctly rounded sine and cosine"):
- *  1. Reduction. |x| < 0x3f490fdb (just above pi/4): r = x exactly, quadrant 0. Otherwise
+ *  1. Reduction. |x| < 0x3f490fdb (just above pi/4): r = x exactly, quadrant 0. Below 2^20
+ *     the fast path reduces by Cody-Waite (pkvi_trig_reduce_cw: r within 2^-51.9 |r|, inside
+ *     the 2^-51.4 budget of step 2) and only the accurate path uses Payne-Hanek. Otherwise
  *     Payne-Hanek: x = m 2^e with m a 24-bit integer and e in [-24, 104]; x * 2/pi mod 4 is
  *     m times a 192-bit window of 2/pi's bits starting where m 2^e b_j 2^-j stops being a
  *     multiple of 4. The product gives the quadrant q and the fraction f in [-1/2, 1/2) with
@@ -78,6 +80,9 @@ typedef struct pkvi_trig_arg {
     int q;      /* quadrant, 0..3 */
     pkvi_dd f;  /* fraction of a quadrant; the argument is exact when the input is small */
     int small;  /* 1: no reduction, f holds x itself (in radians, not quadrants) */
+    int cw;     /* 1: Cody-Waite, r alone is known (binary64, radians); f is not set */
+    double r;
+    uint32_t a; /* the bits of |x| */
 } pkvi_trig_arg;
 
 /* Payne-Hanek for |x| >= 0x3f490fdb, a = the bits of |x|. */
@@ -85,6 +90,9 @@ PKV_HD pkvi_trig_arg pkvi_trig_reduce_large(uint32_t a)
 {
     pkvi_trig_arg out;
     uint64_t m = (a & 0x7fffffu) | 0x800000u;
+    out.cw = 0;
+    out.r = 0.0;
+    out.a = a;
     int e = (int)(a >> 23) - 150, j0 = e - 1, neg = 0, s;
     uint64_t w0 = pkvi_two_over_pi_bits(j0), w1 = pkvi_two_over_pi_bits(j0 + 64),
              w2 = pkvi_two_over_pi_bits(j0 + 128);
@@ -137,16 +145,42 @@ PKV_HD pkvi_trig_arg pkvi_trig_reduce_large(uint32_t a)
     return out;
 }
 
+/* Cody-Waite for 0x3f490fdb <= |x| < 2^20: k = the integer nearest RN(|x| 2/pi) (< 2^20),
+ * r = ((|x| - k C1) - k C2) - k C3 with pi/2 = C1 + C2 + C3 + (below 2^-122), C1 and C2 of
+ * 33 bits, so k C1 and k C2 are exact, |x| - k C1 is exact (a multiple of 2^-32 below 1), and
+ * the two remaining roundings are relative to r; k C3 and the truncation of pi/2 add under
+ * 2^-98 absolute, below 2^-70 |r| since every binary32 input in this range has |r| above
+ * 2^-28 (tools/trig_reduce_check measures the minimum over all of them). */
+PKV_HD pkvi_trig_arg pkvi_trig_reduce_cw(uint32_t a)
+{
+    const double C1 = 0x1.921fb544p+0, C2 = 0x1.0b4611a6p-34, C3 = 0x1.3198a2e037073p-69;
+    const double TWO_OVER_PI = 0x1.45f306dc9c883p-1, ROUND = 0x1.8p52; /* RN to an integer */
+    pkvi_trig_arg out;
+    double x = (double)pkvi_f32_from_bits(a), y = x * TWO_OVER_PI;
+    double k = (y + ROUND) - ROUND;
+    out.q = (int)((uint32_t)k & 3u);
+    out.r = ((x - k * C1) - k * C2) - k * C3;
+    out.f = pkvi_dd_make(0.0, 0.0);
+    out.small = 0;
+    out.cw = 1;
+    out.a = a;
+    return out;
+}
+
 PKV_HD pkvi_trig_arg pkvi_trig_reduce(float x)
 {
     uint32_t a = pkvi_f32_bits(x) & 0x7fffffffu;
+    pkvi_trig_arg out;
     if (a < 0x3f490fdbu) {
-        pkvi_trig_arg out;
         out.q = 0;
         out.f = pkvi_dd_make((double)pkvi_f32_from_bits(a), 0.0);
         out.small = 1;
+        out.cw = 0;
+        out.r = 0.0;
+        out.a = a;
         return out;
     }
+    if (a < 0x49800000u) return pkvi_trig_reduce_cw(a);
     return pkvi_trig_reduce_large(a);
 }
 
@@ -219,10 +253,18 @@ PKV_HD float pkvi_trig_eval(const pkvi_trig_arg *t, int which, int negate, int *
     const pkvi_dd PIO2 = {0x1.921fb54442d18p+0, 0x1.1a62633145c07p-54};
     int q = (t->q + which) & 3;       /* cos(x) = sin(x + pi/2) */
     int use_cos = q & 1, neg = (q >> 1) ^ negate;
-    double r = t->small ? t->f.hi : (t->f.hi + t->f.lo) * PIO2.hi;
+    double r = t->cw ? t->r : t->small ? t->f.hi : (t->f.hi + t->f.lo) * PIO2.hi;
     double y = use_cos ? pkvi_cos_poly(r) : pkvi_sin_poly(r);
     float f = pkvi_trig_round_fast(y);
+    pkvi_trig_arg ph;
     if (f == f) return neg ? -f : f;
+    if (t->cw) { /* the accurate path needs Payne-Hanek's 2^-100; its quadrant may differ */
+        ph = pkvi_trig_reduce_large(t->a);
+        t = &ph;
+        q = (t->q + which) & 3;
+        use_cos = q & 1;
+        neg = (q >> 1) ^ negate;
+    }
     {
         pkvi_dd rr = t->small ? t->f : pkvi_dd_mul(t->f, PIO2);
         pkvi_dd yy = use_cos ? pkvi_cos_dd(rr) : pkvi_sin_dd(rr);

@@ -1,6 +1,7 @@
-/* On the GPU, all 2^32 binary32 inputs: the hardware conversions (cvt.rn.bf16.f32 and, where
- * the GPU has it, cvt.rn.satfinite.e4m3x2.f32) and the shared software E4M3 path compiled for
- * the device equal the reference's conversions bit for bit. */
+/* On the GPU, all 2^32 binary32 inputs: the conversions as the kernels compute them
+ * (kernels/cvt.cuh: both lanes of cvt.rn.bf16x2.f32 and, where the GPU has it,
+ * cvt.rn.satfinite.e4m3x2.f32) and the shared software E4M3 path compiled for the device equal
+ * the reference's conversions bit for bit. */
 #include "config.h"
 #include "tap.h"
 #include "gpu.h"
