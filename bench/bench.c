@@ -5,7 +5,7 @@
  * from HBM. With --graph every launch is captured into a CUDA graph (one node per input set)
  * and the graph replays are timed, which is how engines run decode steps.
  *
- *   pkv bench [--quick] [--graph] [--op NAME] [--csv FILE]
+ *   pkv bench [--quick] [--graph] [--op NAME] [--tokens N] [--csv FILE]
  */
 #include "config.h"
 #include "bench.h"
@@ -20,6 +20,14 @@
 
 #define ITERS 40
 #define L2_BYTES (64u << 20) /* rotate sets until at least twice this is touched */
+#define SCRATCH_BYTES ((size_t)1 << 30) /* each of the copy's two buffers */
+
+/* Input sets for a case moving `bytes`, or copies of `bytes`: enough to touch twice L2. */
+static size_t n_copy_sets(size_t bytes)
+{
+    size_t n = 1 + 2 * (size_t)L2_BYTES / (bytes ? bytes : 1);
+    return n > 64 ? 64 : n;
+}
 
 enum { RUN_OP, RUN_BASELINE, RUN_EMPTY, RUN_COPY };
 
@@ -107,8 +115,7 @@ static void setup(bench_case *b)
     int64_t *slots = malloc(T * 8);
     uint32_t *pos = malloc(T * 4);
     if (!slots || !pos) die("malloc");
-    b->nsets = 1 + 2 * L2_BYTES / per_set;
-    if (b->nsets > 64) b->nsets = 64;
+    b->nsets = n_copy_sets(per_set);
     memset(&b->f, 0, sizeof b->f);
     b->f.cache.num_kv_heads = b->nkv;
     b->f.cache.head_dim = b->hd;
@@ -249,9 +256,13 @@ static stats timed(int what, const bench_case *b, int graph, void *st, uint64_t 
     cu_check(cu->cuEventCreate(&e1, 0), "cuEventCreate");
     pkvi_cuda_leave(h);
     for (int i = -5; i < ITERS; i++) {
+        /* copies rotate through the scratch buffers like the ops through their sets, so that
+         * both stream from HBM rather than L2 */
+        size_t span = (copy_bytes + 255) / 256 * 256, nspan = SCRATCH_BYTES / (span ? span : 1);
+        size_t off = span * ((size_t)(i + 5) % (nspan < n_copy_sets(copy_bytes) ? nspan : n_copy_sets(copy_bytes)));
         pkvi_cuda_enter(h);
         cu->cuEventRecord(e0, st);
-        if (copy_bytes) cu_check(cu->cuMemcpyDtoD(dst, src, copy_bytes), "cuMemcpyDtoD");
+        if (copy_bytes) cu_check(cu->cuMemcpyDtoD(dst + off, src + off, copy_bytes), "cuMemcpyDtoD");
         if (ge) cu_check(cu->cuGraphLaunch(ge, st), "cuGraphLaunch");
         pkvi_cuda_leave(h);
         if (!copy_bytes && !ge) run(what, b, (size_t)(i + 5) % n, st);
@@ -331,7 +342,7 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
     static const uint32_t toks[] = {1, 8, 64, 256, 2048, 16384, 65536};
     FILE *csv = NULL;
     uint64_t scratch_a, scratch_b;
-    size_t scratch = (size_t)1 << 30;
+    size_t scratch = SCRATCH_BYTES;
     pkvi_CUstream st = NULL;
     int disagree = 0;
     if (pkv_cuda_open(0, &h) != PKV_OK) die("no GPU");
@@ -364,6 +375,7 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
                 double bytes, gbps, copy_gbps, rope_pct;
                 if (o->quick && (t % 2 || gi % 2)) continue;
                 if (o->only_op && strcmp(o->only_op, pkv_op_name((pkv_op)op)) != 0) continue;
+                if (o->only_tokens && o->only_tokens != toks[t]) continue;
                 memset(&b, 0, sizeof b);
                 b.op = op;
                 b.nkv = geo[gi][0];

@@ -7,6 +7,7 @@ typedef struct pkvi_bench_opts {
     int graph;            /* time CUDA-graph replays instead of single launches */
     const char *csv_path; /* or NULL: the machine-readable rows */
     const char *only_op;  /* or NULL: one op by name */
+    unsigned only_tokens; /* or 0: one token count */
 } pkvi_bench_opts;
 
 /* Run it; returns the exit status (3 when a baseline's bytes differ from the op's). */

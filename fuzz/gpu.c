@@ -39,26 +39,27 @@ void fz_gpu_numerics(const uint32_t *in, uint32_t n)
     pkv_cuda *h = fz_gpu();
     uint32_t *out;
     if (!h || n == 0) return;
-    if (!(out = malloc((size_t)n * 24))) abort();
+    if (!(out = malloc((size_t)n * 32))) abort();
     if (pkvi_cuda_numerics(h, in, n, out) != PKV_OK) {
         fprintf(stderr, "pagedkv fuzz: numerics on the GPU failed: %s\n", pkv_last_error());
         abort();
     }
     for (uint32_t i = 0; i < n; i++) {
         float x, s, c;
-        const uint32_t *o = out + 6 * (size_t)i;
+        const uint32_t *o = out + 8 * (size_t)i;
         memcpy(&x, &in[i], 4);
         pkv_sincosf_cr(x, &s, &c);
         /* rsqrt of a negative or NaN input is a NaN whose sign and payload the platforms
          * choose; no written byte depends on them (the BF16 and E4M3 casts canonicalise) */
-        if (o[0] != bits_of(s) || o[1] != bits_of(c) ||
-            !same_or_both_nan(o[2], bits_of(pkv_rsqrtf_cr(x))) || o[3] != pkv_bf16_from_f32(x) ||
-            o[4] != pkv_e4m3_from_f32(x) || o[5] != bits_of(pkv_bf16_to_f32((uint16_t)in[i]))) {
+        if (o[0] != bits_of(s) || o[1] != bits_of(c) || o[2] != bits_of(s) || o[3] != bits_of(c) ||
+            !same_or_both_nan(o[4], bits_of(pkv_rsqrtf_cr(x))) || o[5] != pkv_bf16_from_f32(x) ||
+            o[6] != pkv_e4m3_from_f32(x) || o[7] != bits_of(pkv_bf16_to_f32((uint16_t)in[i]))) {
             fprintf(stderr,
-                    "pagedkv fuzz: GPU numerics of 0x%08x differ: sin %08x/%08x cos %08x/%08x "
-                    "rsqrt %08x/%08x bf16 %04x/%04x e4m3 %02x/%02x\n",
-                    in[i], o[0], bits_of(s), o[1], bits_of(c), o[2], bits_of(pkv_rsqrtf_cr(x)),
-                    o[3], pkv_bf16_from_f32(x), o[4], pkv_e4m3_from_f32(x));
+                    "pagedkv fuzz: GPU numerics of 0x%08x differ: sin %08x %08x/%08x cos %08x "
+                    "%08x/%08x rsqrt %08x/%08x bf16 %04x/%04x e4m3 %02x/%02x\n",
+                    in[i], o[0], o[2], bits_of(s), o[1], o[3], bits_of(c), o[4],
+                    bits_of(pkv_rsqrtf_cr(x)), o[5], pkv_bf16_from_f32(x), o[6],
+                    pkv_e4m3_from_f32(x));
             abort();
         }
     }

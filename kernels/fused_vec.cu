@@ -65,14 +65,16 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_vec_body(const pk
                     : PKVI_SLOT_SKIP;
     if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob) atomicAdd((unsigned long long *)p.oob, 1ull);
 
-    // the cos/sin of every pair of the block's tokens, each once
+    // the sin and cos of every pair of the block's tokens, each once, on two threads: the
+    // block has about twice as many threads as pairs at 8 heads, and one function each halves
+    // the longest thread's work
     uint64_t t_end = (item0 + p.ipb + nh - 1) / nh;
     if (t_end > p.num_tokens) t_end = p.num_tokens;
-    for (unsigned k = tid; half && k < (t_end - t_first) * half; k += blockDim.x) {
-        unsigned tl = k / half, pr = k - tl * half;
+    for (unsigned k = tid; half && k < 2 * (t_end - t_first) * half; k += blockDim.x) {
+        unsigned which = k & 1u, kk = k >> 1, tl = kk / half, pr = kk - tl * half;
         int stream = p.mrope ? pkvi_mrope_stream(pr, p.section) : 0;
         float angle = __fmul_rn((float)((const unsigned *)p.pos[stream])[t_first + tl], p.inv_freq[pr]);
-        pkvi_sincosf_cr(angle, &sn[k], &cs[k], 0);
+        (which ? cs : sn)[kk] = pkvi_sin_or_cos_cr(angle, (int)which);
     }
 
     float x[8], wt[8], leaf[L];

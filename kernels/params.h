@@ -42,7 +42,7 @@ typedef struct pkvk_fused_params {
 } pkvk_fused_params;
 
 typedef struct pkvk_numerics_params {
-    uint64_t in, out; /* n binary32 bit patterns; 6 * n words */
+    uint64_t in, out; /* n binary32 bit patterns; 8 * n words */
     uint32_t n, pad_;
 } pkvk_numerics_params;
 

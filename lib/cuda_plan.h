@@ -25,8 +25,8 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
                                 uint64_t slots, uint64_t k_cache, uint64_t v_cache, uint64_t oob,
                                 pkvk_fused_params *p, pkvi_plan *plan);
 
-/* The device's sin, cos, rsqrt, BF16, E4M3 and BF16 decode of each of n inputs: out[6 * i ..]
- * (kernels/numerics.cu). Synchronous. */
+/* The device's sin and cos (together and alone), rsqrt, BF16, E4M3 and BF16 decode of each of
+ * n inputs: out[8 * i ..] (kernels/numerics.cu). Synchronous. */
 pkv_status pkvi_cuda_numerics(pkv_cuda *h, const uint32_t *in, uint32_t n, uint32_t *out);
 
 #endif

@@ -6,6 +6,7 @@
 #include "../bench/bench.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
@@ -18,7 +19,7 @@ static const char usage[] =
     "             poisoned cache pools; exit status 1 on any mismatch (--quick: fewer)\n"
     "  bench      time every op on GPU 0 against the copy bandwidth and an empty kernel\n"
     "             and a baseline (--quick: fewer rows; --graph: time CUDA-graph replays;\n"
-    "             --op NAME: one op; --csv FILE: also write the rows as CSV)\n"
+    "             --op NAME, --tokens N: those rows only; --csv FILE: also write CSV)\n"
     "  info       print the build configuration and the GPUs found\n"
     "  --help     print this help\n"
     "  --version  print the version\n";
@@ -71,12 +72,14 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "info") == 0) return info();
     if (strcmp(argv[1], "bench") == 0) {
-        pkvi_bench_opts o = {0, 0, NULL, NULL};
+        pkvi_bench_opts o = {0, 0, NULL, NULL, 0};
         for (int i = 2; i < argc; i++) {
             if (strcmp(argv[i], "--quick") == 0) o.quick = 1;
             else if (strcmp(argv[i], "--graph") == 0) o.graph = 1;
             else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) o.csv_path = argv[++i];
             else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) o.only_op = argv[++i];
+            else if (strcmp(argv[i], "--tokens") == 0 && i + 1 < argc)
+                o.only_tokens = (unsigned)strtoul(argv[++i], NULL, 10);
             else {
                 fprintf(stderr, "pkv bench: unknown argument '%s'\n", argv[i]);
                 return 2;

@@ -288,22 +288,18 @@ PKV_HD void pkvi_sincosf_cr(float x, float *s, float *c, int *slow)
     *c = pkvi_trig_eval(&t, 1, 0, slow);
 }
 
-PKV_HD float pkvi_sinf_cr(float x)
+/* sin (which = 0) or cos (which = 1) of x alone: the kernels hand the two to two threads. */
+PKV_HD float pkvi_sin_or_cos_cr(float x, int which)
 {
     uint32_t u = pkvi_f32_bits(x);
     pkvi_trig_arg t;
     if ((u & 0x7fffffffu) >= 0x7f800000u) return pkvi_f32_from_bits(0x7fc00000u);
     t = pkvi_trig_reduce(x);
-    return pkvi_trig_eval(&t, 0, (int)(u >> 31), 0);
+    return pkvi_trig_eval(&t, which, which ? 0 : (int)(u >> 31), 0);
 }
 
-PKV_HD float pkvi_cosf_cr(float x)
-{
-    uint32_t u = pkvi_f32_bits(x);
-    pkvi_trig_arg t;
-    if ((u & 0x7fffffffu) >= 0x7f800000u) return pkvi_f32_from_bits(0x7fc00000u);
-    t = pkvi_trig_reduce(x);
-    return pkvi_trig_eval(&t, 1, 0, 0);
-}
+PKV_HD float pkvi_sinf_cr(float x) { return pkvi_sin_or_cos_cr(x, 0); }
+
+PKV_HD float pkvi_cosf_cr(float x) { return pkvi_sin_or_cos_cr(x, 1); }
 
 #endif

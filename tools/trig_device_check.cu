@@ -28,7 +28,11 @@ __global__ void sincos_kernel(unsigned long long base, unsigned n, float *s, flo
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         unsigned u = (unsigned)(base + i);
-        pkvi_sincosf_cr(__uint_as_float(u), &s[i], &c[i], 0);
+        float x = __uint_as_float(u), si, co;
+        pkvi_sincosf_cr(x, &si, &co, 0);
+        /* sin and cos alone (what the kernels call) must equal sincos: flip a bit if not */
+        s[i] = __uint_as_float(__float_as_uint(si) ^ (__float_as_uint(pkvi_sin_or_cos_cr(x, 0)) != __float_as_uint(si)));
+        c[i] = __uint_as_float(__float_as_uint(co) ^ (__float_as_uint(pkvi_sin_or_cos_cr(x, 1)) != __float_as_uint(co)));
     }
 }
 
