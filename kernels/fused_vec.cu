@@ -15,6 +15,12 @@
 #define PKVK_VEC_THREADS 256
 #define PKVK_VEC_PAIRS 1024 /* ipb * rotary_dim / 2 <= (256 / group) * 4 * group */
 
+// a / b, in 32 bits when a fits (a 64-bit division is a long software sequence)
+__device__ __forceinline__ uint64_t pkvk_div(uint64_t a, unsigned b)
+{
+    return a <= 0xffffffffull ? (unsigned)a / b : a / b;
+}
+
 template <int L> __device__ __forceinline__ float pkvk_chunk_tree(float *v)
 {
 #pragma unroll
@@ -48,9 +54,9 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_vec_body(const pk
     const unsigned G = p.group, hd = p.g.head_dim, nh = p.g.num_kv_heads, half = p.rotary_dim / 2;
     const unsigned tid = threadIdx.x, il = tid / G, j = tid - il * G, e0 = 8 * j;
     const uint64_t items = (uint64_t)p.num_tokens * nh, item0 = (uint64_t)blockIdx.x * p.ipb;
-    const uint64_t item = item0 + il, t_first = item0 / nh;
+    const uint64_t item = item0 + il, t_first = pkvk_div(item0, nh);
     const bool live = il < p.ipb && item < items, mine = live && e0 < hd;
-    const uint64_t t = live ? item / nh : 0;
+    const uint64_t t = live ? pkvk_div(item, nh) : 0;
     const unsigned h = live ? (unsigned)(item - t * nh) : 0;
 
     uint4 xr = make_uint4(0, 0, 0, 0), wr = xr, vr = xr;
@@ -68,7 +74,7 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_vec_body(const pk
     // the sin and cos of every pair of the block's tokens, each once, on two threads: the
     // block has about twice as many threads as pairs at 8 heads, and one function each halves
     // the longest thread's work
-    uint64_t t_end = (item0 + p.ipb + nh - 1) / nh;
+    uint64_t t_end = pkvk_div(item0 + p.ipb + nh - 1, nh);
     if (t_end > p.num_tokens) t_end = p.num_tokens;
     for (unsigned k = tid; half && k < 2 * (t_end - t_first) * half; k += blockDim.x) {
         unsigned which = k & 1u, kk = k >> 1, tl = kk / half, pr = kk - tl * half;

@@ -97,7 +97,8 @@ pkv_status pkv_cuda_open(int ordinal, pkv_cuda **out)
     pthread_mutex_init(&h->freq_lock, NULL);
     if (cu->cuDeviceGet(&h->dev, ordinal) || cu->cuDeviceGetName(name, sizeof name, h->dev) ||
         cu->cuDeviceGetAttribute(&major, PKVI_CU_ATTR_CC_MAJOR, h->dev) ||
-        cu->cuDeviceGetAttribute(&minor, PKVI_CU_ATTR_CC_MINOR, h->dev)) {
+        cu->cuDeviceGetAttribute(&minor, PKVI_CU_ATTR_CC_MINOR, h->dev) ||
+        cu->cuDeviceGetAttribute(&h->sm_count, PKVI_CU_ATTR_SM_COUNT, h->dev)) {
         free(h);
         return pkvi_fail(PKV_ECUDA, "cuda_open: cannot query device %d", ordinal);
     }

@@ -15,6 +15,7 @@ enum { PKVI_K_FILL_SLOTS, PKVI_K_WRITE, PKVI_K_WRITE_VEC, PKVI_K_FUSED, PKVI_K_F
 struct pkv_cuda {
     const pkvi_cuda_api *cu;
     pkvi_CUdevice dev;
+    int sm_count; /* multiprocessors: how many blocks a small launch should spread over */
     pkvi_CUcontext ctx; /* the primary context, retained */
     pkvi_CUmodule module;
     pkvi_CUfunction fn[PKVI_K_COUNT];

@@ -211,17 +211,30 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
          * of 32 tree leaves (elements, or pairs for op 8) */
         unsigned leaves_per_chunk_elems = op == PKV_OP_FUSED_FP8_KV ? 64u : 32u;
         uint64_t items = (uint64_t)d->num_tokens * d->cache.num_kv_heads, blocks;
+        unsigned block;
         p->group = (d->cache.head_dim + leaves_per_chunk_elems - 1) / leaves_per_chunk_elems *
                   (leaves_per_chunk_elems / 8);
+        /* a block takes up to 256 threads' worth of items, but few enough that a small call
+         * still spreads over every multiprocessor; it gets at least two threads per RoPE pair
+         * of its tokens, which compute the sin and cos */
         p->ipb = 256u / p->group;
-        if (p->ipb > items) p->ipb = (uint32_t)items;
+        if ((uint64_t)p->ipb * (uint64_t)h->sm_count > items)
+            p->ipb = (uint32_t)((items + (uint64_t)h->sm_count - 1) / (uint64_t)h->sm_count);
         blocks = (items + p->ipb - 1) / p->ipb;
+        block = round32(p->ipb * p->group);
+        {
+            uint64_t tokens = (p->ipb + d->cache.num_kv_heads - 1) / d->cache.num_kv_heads + 1;
+            uint64_t angle_threads = 2 * tokens * (d->rotary_dim / 2);
+            if (tokens > d->num_tokens) angle_threads = 2 * (uint64_t)d->num_tokens * (d->rotary_dim / 2);
+            if (angle_threads > 256) angle_threads = 256;
+            if (angle_threads > block) block = round32((unsigned)angle_threads);
+        }
         if (blocks > 0x7fffffffu)
             return pkvi_fail(PKV_ERANGE, "%s: %llu blocks exceed the grid", name,
                              (unsigned long long)blocks);
         plan->kernel = op == PKV_OP_FUSED_FP8_KV ? PKVI_K_FUSED_FP8_KV_VEC : PKVI_K_FUSED_VEC;
         plan->grid = (unsigned)blocks;
-        plan->block = round32(p->ipb * p->group);
+        plan->block = block;
     } else if (op == PKV_OP_FUSED_FP8_KV) {
         plan->kernel = PKVI_K_FUSED_FP8_KV;
         plan->grid = d->num_tokens;

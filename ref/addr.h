@@ -18,6 +18,11 @@ PKV_HD int pkvi_slot_offset(int64_t slot, uint64_t num_slots, uint32_t block_siz
     if (slot < 0) return PKVI_SLOT_SKIP;
     s = (uint64_t)slot;
     if (s >= num_slots) return PKVI_SLOT_OOB;
+    if (s <= 0xffffffffu) { /* the same quotient; a GPU divides 32-bit words far faster */
+        uint32_t s32 = (uint32_t)s, q = s32 / block_size;
+        *offset = (uint64_t)q * block_stride + (uint64_t)(s32 - q * block_size) * row;
+        return PKVI_SLOT_OK;
+    }
     *offset = (s / block_size) * block_stride + (s % block_size) * row;
     return PKVI_SLOT_OK;
 }
