@@ -16,8 +16,10 @@ extern "C" __global__ void pkvk_naive_write(const pkvk_write_params p)
     unsigned short k = p.key ? ((const unsigned short *)p.key)[t * p.k_stride + e] : 0;
     unsigned short v = ((const unsigned short *)p.value)[t * p.v_stride + e];
     if (p.fp8) {
-        ((unsigned char *)p.k_cache)[off + e] = pkvi_e4m3_from_f32(__fmul_rn(pkvi_bf16_to_f32(k), p.inv_k));
-        ((unsigned char *)p.v_cache)[off + e] = pkvi_e4m3_from_f32(__fmul_rn(pkvi_bf16_to_f32(v), p.inv_v));
+        ((unsigned char *)p.k_cache)[off + e] =
+            pkvi_e4m3_from_f32(__fmul_rn(pkvi_bf16_to_f32(k), p.inv_k));
+        ((unsigned char *)p.v_cache)[off + e] =
+            pkvi_e4m3_from_f32(__fmul_rn(pkvi_bf16_to_f32(v), p.inv_v));
     } else {
         if (p.key) ((unsigned short *)p.k_cache)[off + e] = k;
         ((unsigned short *)p.v_cache)[off + e] = v;
@@ -30,19 +32,30 @@ extern "C" __global__ void pkvk_chain_norm(const pkvk_fused_params p, uint64_t s
     __shared__ float tree[33];
     unsigned hd = p.g.head_dim, e = threadIdx.x, nh = p.g.num_kv_heads;
     uint64_t t = blockIdx.x / nh, h = blockIdx.x % nh, i = (uint64_t)blockIdx.x * hd + e;
-    float x = e < hd ? pkvi_bf16_to_f32(((const unsigned short *)p.key)[t * p.k_stride + h * hd + e]) : 0.0f;
+    float x = e < hd
+                  ? pkvi_bf16_to_f32(((const unsigned short *)p.key)[t * p.k_stride + h * hd + e])
+                  : 0.0f;
     float leaf = __fmul_rn(x, x);
     if (p.k_fp8 && p.v_cache) { // op 8: pair leaves, thread e < hd / 2 owns (2e, 2e + 1)
-        float a = 2 * e < hd ? pkvi_bf16_to_f32(((const unsigned short *)p.key)[t * p.k_stride + h * hd + 2 * e]) : 0.0f;
-        float b = 2 * e < hd ? pkvi_bf16_to_f32(((const unsigned short *)p.key)[t * p.k_stride + h * hd + 2 * e + 1]) : 0.0f;
+        float a =
+            2 * e < hd
+                ? pkvi_bf16_to_f32(((const unsigned short *)p.key)[t * p.k_stride + h * hd + 2 * e])
+                : 0.0f;
+        float b = 2 * e < hd
+                      ? pkvi_bf16_to_f32(
+                            ((const unsigned short *)p.key)[t * p.k_stride + h * hd + 2 * e + 1])
+                      : 0.0f;
         leaf = __fadd_rn(__fmul_rn(a, a), __fmul_rn(b, b));
     }
     float sum = pkvk_block_tree(leaf, tree);
     float rms = pkvi_rsqrt_cr(__fadd_rn(__fdiv_rn(sum, (float)hd), p.eps));
     if (e >= hd) return;
-    float n = __fmul_rn(__fmul_rn(x, rms), __fadd_rn(1.0f, pkvi_bf16_to_f32(((const unsigned short *)p.weight)[e])));
-    if (p.k_fp8 && p.v_cache) ((unsigned short *)scratch)[i] = pkvi_bf16_from_f32(n);
-    else ((float *)scratch)[i] = n;
+    float n = __fmul_rn(__fmul_rn(x, rms),
+                        __fadd_rn(1.0f, pkvi_bf16_to_f32(((const unsigned short *)p.weight)[e])));
+    if (p.k_fp8 && p.v_cache)
+        ((unsigned short *)scratch)[i] = pkvi_bf16_from_f32(n);
+    else
+        ((float *)scratch)[i] = n;
 }
 
 // One thread per (token, pair): the pair's cos/sin once, then every head rotated in place.
@@ -86,7 +99,8 @@ extern "C" __global__ void pkvk_chain_store(const pkvk_fused_params p, uint64_t 
         ((unsigned char *)p.k_cache)[off + e] = pkvi_e4m3_from_f32(__fmul_rn(k, p.k_mul));
         ((unsigned char *)p.v_cache)[off + e] = pkvi_e4m3_from_f32(__fmul_rn(v, p.v_mul));
     } else if (p.k_fp8) {
-        ((unsigned char *)p.k_cache)[off + e] = pkvi_e4m3_from_f32(__fmul_rn(((const float *)scratch)[i], p.k_mul));
+        ((unsigned char *)p.k_cache)[off + e] =
+            pkvi_e4m3_from_f32(__fmul_rn(((const float *)scratch)[i], p.k_mul));
     } else {
         ((unsigned short *)p.k_cache)[off + e] = pkvi_bf16_from_f32(((const float *)scratch)[i]);
     }

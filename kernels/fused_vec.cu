@@ -26,11 +26,13 @@ template <int L> __device__ __forceinline__ float pkvk_chunk_tree(float *v)
 #pragma unroll
     for (int off = 16; off >= L; off >>= 1)
 #pragma unroll
-        for (int k = 0; k < L; k++) v[k] = __fadd_rn(v[k], __shfl_xor_sync(0xffffffffu, v[k], off / L));
+        for (int k = 0; k < L; k++)
+            v[k] = __fadd_rn(v[k], __shfl_xor_sync(0xffffffffu, v[k], off / L));
 #pragma unroll
     for (int off = L / 2; off; off >>= 1)
 #pragma unroll
-        for (int k = 0; k < off; k++) v[k] = __fadd_rn(v[k], v[k + off]);
+        for (int k = 0; k < off; k++)
+            v[k] = __fadd_rn(v[k], v[k + off]);
     return v[0];
 }
 
@@ -61,15 +63,19 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_vec_body(const pk
 
     uint4 xr = make_uint4(0, 0, 0, 0), wr = xr, vr = xr;
     if (mine) { // issued before the slot is known: the reads overlap
-        xr = *(const uint4 *)((const unsigned short *)p.key + t * p.k_stride + (uint64_t)h * hd + e0);
+        xr = *(const uint4 *)((const unsigned short *)p.key + t * p.k_stride + (uint64_t)h * hd +
+                              e0);
         wr = *(const uint4 *)((const unsigned short *)p.weight + e0);
-        if (OP8) vr = *(const uint4 *)((const unsigned short *)p.value + t * p.v_stride + (uint64_t)h * hd + e0);
+        if (OP8)
+            vr = *(const uint4 *)((const unsigned short *)p.value + t * p.v_stride +
+                                  (uint64_t)h * hd + e0);
     }
     uint64_t off = 0;
-    int kind = live ? pkvi_slot_offset(((const long long *)p.slots)[t], p.g.num_slots, p.g.block_size,
-                                       p.g.block_stride, p.g.row, &off)
+    int kind = live ? pkvi_slot_offset(((const long long *)p.slots)[t], p.g.num_slots,
+                                       p.g.block_size, p.g.block_stride, p.g.row, &off)
                     : PKVI_SLOT_SKIP;
-    if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob) atomicAdd((unsigned long long *)p.oob, 1ull);
+    if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)
+        atomicAdd((unsigned long long *)p.oob, 1ull);
 
     // the sin and cos of every pair of the block's tokens, each once, on two threads: the
     // block has about twice as many threads as pairs at 8 heads, and one function each halves
@@ -79,7 +85,8 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_vec_body(const pk
     for (unsigned k = tid; half && k < 2 * (t_end - t_first) * half; k += blockDim.x) {
         unsigned which = k & 1u, kk = k >> 1, tl = kk / half, pr = kk - tl * half;
         int stream = p.mrope ? pkvi_mrope_stream(pr, p.section) : 0;
-        float angle = __fmul_rn((float)((const unsigned *)p.pos[stream])[t_first + tl], p.inv_freq[pr]);
+        float angle =
+            __fmul_rn((float)((const unsigned *)p.pos[stream])[t_first + tl], p.inv_freq[pr]);
         (which ? cs : sn)[kk] = pkvi_sin_or_cos_cr(angle, (int)which);
     }
 
@@ -88,21 +95,24 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_vec_body(const pk
     pkvk_unpack8(wr, wt);
 #pragma unroll
     for (int k = 0; k < L; k++)
-        leaf[k] = OP8 ? __fadd_rn(__fmul_rn(x[2 * k], x[2 * k]), __fmul_rn(x[2 * k + 1], x[2 * k + 1]))
-                      : __fmul_rn(x[k], x[k]);
+        leaf[k] =
+            OP8 ? __fadd_rn(__fmul_rn(x[2 * k], x[2 * k]), __fmul_rn(x[2 * k + 1], x[2 * k + 1]))
+                : __fmul_rn(x[k], x[k]);
     float chunk = pkvk_chunk_tree<L>(leaf);
     if (j % CT == 0) csum[tid / CT] = chunk;
     __syncthreads();
     float sums[32];
     const unsigned chunks = G / CT;
 #pragma unroll
-    for (unsigned c = 0; c < 32; c++) sums[c] = il < p.ipb && c < chunks ? csum[il * chunks + c] : 0.0f;
+    for (unsigned c = 0; c < 32; c++)
+        sums[c] = il < p.ipb && c < chunks ? csum[il * chunks + c] : 0.0f;
     float sum = pkvi_butterfly32(sums);
     float rms = pkvi_rsqrt_cr(__fadd_rn(__fdiv_rn(sum, (float)hd), p.eps));
     const unsigned base = il * G * 8; // the item's element 0 in normed[] / nb[]
     float n[8];
 #pragma unroll
-    for (int k = 0; k < 8; k++) n[k] = __fmul_rn(__fmul_rn(x[k], rms), __fadd_rn(1.0f, wt[k]));
+    for (int k = 0; k < 8; k++)
+        n[k] = __fmul_rn(__fmul_rn(x[k], rms), __fadd_rn(1.0f, wt[k]));
     if (OP8) {
 #pragma unroll
         for (int k = 0; k < 8; k += 2) {
@@ -112,7 +122,8 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_vec_body(const pk
         }
     } else {
 #pragma unroll
-        for (int k = 0; k < 8; k++) normed[base + e0 + k] = n[k];
+        for (int k = 0; k < 8; k++)
+            normed[base + e0 + k] = n[k];
     }
     __syncthreads();
     if (kind != PKVI_SLOT_OK || !mine) return; // after the last barrier
@@ -125,7 +136,8 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_vec_body(const pk
             float v = pkvi_bf16_to_f32(nb[base + e]);
             if (e < p.rotary_dim) { // the rotation's BF16 rounding, then the FP8 cast below
                 unsigned pr = e < half ? e : e - half;
-                float x0 = pkvi_bf16_to_f32(nb[base + pr]), x1 = pkvi_bf16_to_f32(nb[base + pr + half]);
+                float x0 = pkvi_bf16_to_f32(nb[base + pr]),
+                      x1 = pkvi_bf16_to_f32(nb[base + pr + half]);
                 v = e < half ? __fsub_rn(__fmul_rn(x0, c_t[pr]), __fmul_rn(x1, s_t[pr]))
                              : __fadd_rn(__fmul_rn(x1, c_t[pr]), __fmul_rn(x0, s_t[pr]));
                 v = pkvi_bf16_to_f32((unsigned short)pkvk_bf16x2(v, 0.0f));
@@ -145,9 +157,11 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_vec_body(const pk
     if (p.k_fp8) {
         float m[8];
 #pragma unroll
-        for (int k = 0; k < 8; k++) m[k] = __fmul_rn(y[k], p.k_mul);
-        ((uint2 *)p.k_cache)[o / 8] = make_uint2(pkvk_e4m3x2(m[0], m[1]) | pkvk_e4m3x2(m[2], m[3]) << 16,
-                                                 pkvk_e4m3x2(m[4], m[5]) | pkvk_e4m3x2(m[6], m[7]) << 16);
+        for (int k = 0; k < 8; k++)
+            m[k] = __fmul_rn(y[k], p.k_mul);
+        ((uint2 *)p.k_cache)[o / 8] =
+            make_uint2(pkvk_e4m3x2(m[0], m[1]) | pkvk_e4m3x2(m[2], m[3]) << 16,
+                       pkvk_e4m3x2(m[4], m[5]) | pkvk_e4m3x2(m[6], m[7]) << 16);
     } else {
         ((uint4 *)p.k_cache)[o / 8] = make_uint4(pkvk_bf16x2(y[0], y[1]), pkvk_bf16x2(y[2], y[3]),
                                                  pkvk_bf16x2(y[4], y[5]), pkvk_bf16x2(y[6], y[7]));
@@ -156,18 +170,22 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_vec_body(const pk
         float v[8];
         pkvk_unpack8(vr, v);
 #pragma unroll
-        for (int k = 0; k < 8; k++) v[k] = __fmul_rn(v[k], p.v_mul);
-        ((uint2 *)p.v_cache)[o / 8] = make_uint2(pkvk_e4m3x2(v[0], v[1]) | pkvk_e4m3x2(v[2], v[3]) << 16,
-                                                 pkvk_e4m3x2(v[4], v[5]) | pkvk_e4m3x2(v[6], v[7]) << 16);
+        for (int k = 0; k < 8; k++)
+            v[k] = __fmul_rn(v[k], p.v_mul);
+        ((uint2 *)p.v_cache)[o / 8] =
+            make_uint2(pkvk_e4m3x2(v[0], v[1]) | pkvk_e4m3x2(v[2], v[3]) << 16,
+                       pkvk_e4m3x2(v[4], v[5]) | pkvk_e4m3x2(v[6], v[7]) << 16);
     }
 }
 
-extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, 4) pkvk_fused_vec(const pkvk_fused_params p)
+extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, 4)
+    pkvk_fused_vec(const pkvk_fused_params p)
 {
     pkvk_fused_vec_body<false>(p);
 }
 
-extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, 4) pkvk_fused_fp8_kv_vec(const pkvk_fused_params p)
+extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, 4)
+    pkvk_fused_fp8_kv_vec(const pkvk_fused_params p)
 {
     pkvk_fused_vec_body<true>(p);
 }

@@ -31,8 +31,10 @@ __device__ __forceinline__ void pkvk_write_chunk(const pkvk_write_params &p, uin
     if (kind != PKVI_SLOT_OK) return;
     uint64_t o = off / 8 + c; // off is a multiple of 8 (block_stride and row are)
     if (p.fp8) {
-        ((uint2 *)p.k_cache)[o] = make_uint2(pkvk_e4m3x4(kx.x, kx.y, p.inv_k), pkvk_e4m3x4(kx.z, kx.w, p.inv_k));
-        ((uint2 *)p.v_cache)[o] = make_uint2(pkvk_e4m3x4(vx.x, vx.y, p.inv_v), pkvk_e4m3x4(vx.z, vx.w, p.inv_v));
+        ((uint2 *)p.k_cache)[o] =
+            make_uint2(pkvk_e4m3x4(kx.x, kx.y, p.inv_k), pkvk_e4m3x4(kx.z, kx.w, p.inv_k));
+        ((uint2 *)p.v_cache)[o] =
+            make_uint2(pkvk_e4m3x4(vx.x, vx.y, p.inv_v), pkvk_e4m3x4(vx.z, vx.w, p.inv_v));
     } else {
         if (p.key) ((uint4 *)p.k_cache)[o] = kx;
         ((uint4 *)p.v_cache)[o] = vx;
@@ -46,13 +48,15 @@ extern "C" __global__ void pkvk_write_vec(const pkvk_write_params p)
     uint64_t cpr = p.g.row / 8, n = p.num_tokens * cpr;
     if (n <= 0xffffffffull) {
         unsigned c32 = (unsigned)cpr, n32 = (unsigned)n;
-        for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n32; i += gridDim.x * blockDim.x) {
+        for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n32;
+             i += gridDim.x * blockDim.x) {
             unsigned t = i / c32;
             pkvk_write_chunk(p, t, i - t * c32);
             if (gridDim.x * blockDim.x > n32 - i) break; // no wrap of the 32-bit index
         }
         return;
     }
-    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+         i += (uint64_t)gridDim.x * blockDim.x)
         pkvk_write_chunk(p, i / cpr, i % cpr);
 }
