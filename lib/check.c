@@ -3,6 +3,7 @@
 #include "config.h"
 #include "check.h"
 #include "diffcase.h"
+#include "randcase.h"
 #include "pagedkv.h"
 
 #include <stdio.h>
@@ -18,92 +19,8 @@ typedef struct tally {
     double secs;
 } tally;
 
-static uint64_t rng = 0x243f6a8885a308d3ull;
-static uint64_t rnd(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return rng * 0x2545f4914f6cdd1dull;
-}
-
-static uint16_t hostile_bf16(void)
-{
-    static const uint16_t h[] = {0x7fc1, 0xffc0, 0x7f80, 0xff80, 0x0000, 0x8000, 0x0001,
-                                 0x807f, 0x7f7f, 0xff7f, 0x43e0, 0x43e8, 0xc3e8};
-    uint64_t r = rnd();
-    if (r % 50 == 0) return h[(r >> 8) % (sizeof h / sizeof h[0])];
-    return pkv_bf16_from_f32(((float)(r >> 40) * 0x1p-24f * 2.0f - 1.0f) * 16.0f);
-}
-
-static void *xalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "pkv check: out of memory\n");
-        exit(3);
-    }
-    return p;
-}
-
-/* A random case: padded rows and blocks at random, -1 and out-of-range slots, hostile values. */
-static void make_case(pkvi_case *c, uint32_t nkv, uint32_t hd, uint32_t bs, uint32_t tokens)
-{
-    uint64_t row = (uint64_t)nkv * hd, slots;
-    memset(c, 0, sizeof *c);
-    c->f.cache.num_kv_heads = nkv;
-    c->f.cache.head_dim = hd;
-    c->f.cache.block_size = bs;
-    c->f.cache.num_blocks = 1 + (uint64_t)tokens * 2 / bs;
-    c->f.cache.block_stride = row * bs + (const uint64_t[]){0, 3, 8}[rnd() % 3];
-    c->f.num_tokens = tokens;
-    /* dense, padded by whole 16-byte units, or padded off alignment */
-    c->f.k_row_stride = row + (rnd() % 2 ? 0 : 8 + rnd() % 3);
-    c->f.v_row_stride = row + (rnd() % 2 ? 0 : 8 + rnd() % 3);
-    c->f.rotary_dim = (uint32_t)(rnd() % (hd / 2 + 1)) * 2;
-    c->f.theta = (const float[]){1e4f, 1e6f, 1e8f}[rnd() % 3];
-    c->f.rms_eps = 1e-6f;
-    c->f.k_scale = (const float[]){1.0f, 1e-3f, 3e4f, 0.0117f}[rnd() % 4];
-    c->f.v_scale = (const float[]){1.0f, 2e-2f, 448.0f, 0.3f}[rnd() % 4];
-    c->f.k_inv_scale = 1.0f / c->f.k_scale;
-    c->w.cache = c->f.cache;
-    c->w.num_tokens = tokens;
-    c->w.k_row_stride = c->f.k_row_stride;
-    c->w.v_row_stride = c->f.v_row_stride;
-    c->w.k_scale = c->f.k_scale;
-    c->w.v_scale = c->f.v_scale;
-    c->src_elems = (size_t)tokens * (row + 10) + 1; /* the largest row stride above */
-    c->shift = (int)(rnd() % 2);
-    c->k = xalloc(c->src_elems * 2);
-    c->v = xalloc(c->src_elems * 2);
-    c->wt = xalloc((size_t)hd * 2);
-    c->pos[0] = xalloc((size_t)tokens * 4 + 4);
-    c->pos[1] = c->pos[2] = c->pos[0]; /* one stream: MRoPE must equal the scalar op */
-    c->slots = xalloc((size_t)tokens * 8 + 8);
-    for (size_t i = 0; i < c->src_elems; i++) {
-        c->k[i] = hostile_bf16();
-        c->v[i] = hostile_bf16();
-    }
-    for (uint32_t e = 0; e < hd; e++) c->wt[e] = pkv_bf16_from_f32((float)(rnd() % 512) / 1024.0f - 0.25f);
-    slots = c->f.cache.num_blocks * bs;
-    for (uint32_t t = 0; t < tokens; t++) {
-        uint64_t r = rnd() % 10;
-        c->pos[0][t] = (uint32_t)rnd();
-        /* valid slots 2t + 1 are distinct; -1 and out-of-range ones mixed in */
-        c->slots[t] = r == 0 || 2ull * t + 1 >= slots ? -1
-                      : r == 1 ? (int64_t)(slots + rnd() % 7)
-                               : (int64_t)(2 * t + 1);
-    }
-}
-
-static void free_case(pkvi_case *c)
-{
-    free(c->k);
-    free(c->v);
-    free(c->wt);
-    free(c->pos[0]);
-    free(c->slots);
-}
+static pkvi_rng rng = {0x243f6a8885a308d3ull};
+static uint64_t rnd(void) { return pkvi_rng_next(&rng); }
 
 /* op 1 against its definition, on random tables with negative entries */
 static void check_fill_slots(int quick, tally *t)
@@ -167,9 +84,12 @@ int pkvi_check_main(int quick)
                 for (size_t c = 0; c < 3; c++)
                     for (size_t d = 0; d < (quick ? 2u : 4u); d++) {
                         pkvi_case k;
-                        make_case(&k, nkvs[a], hds[b], bss[c], toks[d]);
+                        if (pkvi_case_random(&k, &rng, nkvs[a], hds[b], bss[c], toks[d])) {
+                            fprintf(stderr, "pkv check: out of memory\n");
+                            return 3;
+                        }
                         pkvi_case_run(op, &k, gpu, &out[op]);
-                        free_case(&k);
+                        pkvi_case_free(&k);
                         t[op].cases++;
                     }
         t[op].secs = (double)(clock() - c0) / CLOCKS_PER_SEC - out[op].gpu_secs;
