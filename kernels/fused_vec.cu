@@ -1,10 +1,12 @@
 // Ops 5-8 on the device, the 16-byte path (the launcher checks that every row and pointer is
-// aligned to 8 elements and head_dim % 8 == 0). A thread owns 8 consecutive elements of one
-// (token, head) item; an item takes `group` threads, a block `ipb` items, so at prefill sizes a
-// block holds several tokens and at decode sizes the heads of a token run side by side.
+// aligned to 8 elements and head_dim % E == 0). A thread owns E = 16 (or 8) consecutive
+// elements of one (token, head) item, loaded and stored 16 bytes at a time; an item takes
+// `group` threads, a block `ipb` items, so at prefill sizes a block holds several tokens and at
+// decode sizes the heads of a token run side by side. The more elements a thread owns, the
+// fewer threads repeat each item's fixed work (slot, tree, rsqrt).
 //
 // The sum of squares is still the normative tree (ref/tree.h): a thread holds L leaves
-// (8 elements, or 4 pairs for op 8), so the 32-leaf chunk of the tree spans 32 / L adjacent
+// (E elements, or E / 2 pairs for op 8), so the 32-leaf chunk of the tree spans 32 / L adjacent
 // threads. Butterfly levels with off >= L pair leaf l with leaf l ^ off, which lives in thread
 // j ^ (off / L) at the same position: a shuffle. Levels with off < L pair leaves inside the
 // thread. The chunk sums go through shared memory and every thread finishes the tree over them
@@ -13,7 +15,14 @@
 #include "kernels.cuh"
 
 #define PKVK_VEC_THREADS 256
-#define PKVK_VEC_PAIRS 1024 /* ipb * rotary_dim / 2 <= (256 / group) * 4 * group */
+#ifndef PKVK_VEC8_BLOCKS /* blocks per multiprocessor the register allocation aims at */
+#define PKVK_VEC8_BLOCKS 4
+#endif
+#ifndef PKVK_VEC16_BLOCKS
+#define PKVK_VEC16_BLOCKS 3
+#endif
+/* sin/cos slots: ipb * rotary_dim / 2 <= (256 / group) * (E / 2) * group = 128 E */
+#define PKVK_VEC_PAIRS(E) (128 * (E))
 
 // a / b, in 32 bits when a fits (a 64-bit division is a long software sequence)
 __device__ __forceinline__ uint64_t pkvk_div(uint64_t a, unsigned b)
@@ -46,29 +55,36 @@ __device__ __forceinline__ void pkvk_unpack8(uint4 u, float *f)
     }
 }
 
-template <bool OP8> __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
+template <bool OP8, int E>
+__device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
 {
-    constexpr int L = OP8 ? 4 : 8, CT = 32 / L; // leaves per thread, threads per chunk
+    constexpr int L = OP8 ? E / 2 : E, CT = 32 / L, NV = E / 8; // leaves, threads per chunk, uint4s
     __shared__ float csum[PKVK_VEC_THREADS / CT];
-    __shared__ float normed[OP8 ? 1 : PKVK_VEC_THREADS * 8];
-    __shared__ unsigned short nb[OP8 ? PKVK_VEC_THREADS * 8 : 1];
-    __shared__ float cs[PKVK_VEC_PAIRS], sn[PKVK_VEC_PAIRS];
+    __shared__ float normed[OP8 ? 1 : PKVK_VEC_THREADS * E];
+    __shared__ unsigned short nb[OP8 ? PKVK_VEC_THREADS * E : 1];
+    __shared__ float cs[PKVK_VEC_PAIRS(E)], sn[PKVK_VEC_PAIRS(E)];
     const unsigned G = p.group, hd = p.g.head_dim, nh = p.g.num_kv_heads, half = p.rotary_dim / 2;
-    const unsigned tid = threadIdx.x, il = tid / G, j = tid - il * G, e0 = 8 * j;
+    const unsigned tid = threadIdx.x, il = tid / G, j = tid - il * G, e0 = E * j;
     const uint64_t items = (uint64_t)p.num_tokens * nh, item0 = (uint64_t)blockIdx.x * p.ipb;
     const uint64_t item = item0 + il, t_first = pkvk_div(item0, nh);
     const bool live = il < p.ipb && item < items, mine = live && e0 < hd;
     const uint64_t t = live ? pkvk_div(item, nh) : 0;
     const unsigned h = live ? (unsigned)(item - t * nh) : 0;
 
-    uint4 xr = make_uint4(0, 0, 0, 0), wr = xr, vr = xr;
+    uint4 xr[NV], wr[NV], vr[NV];
+#pragma unroll
+    for (int q = 0; q < NV; q++) xr[q] = wr[q] = vr[q] = make_uint4(0, 0, 0, 0);
     if (mine) { // issued before the slot is known: the reads overlap
-        xr = *(const uint4 *)((const unsigned short *)p.key + t * p.k_stride + (uint64_t)h * hd +
-                              e0);
-        wr = *(const uint4 *)((const unsigned short *)p.weight + e0);
-        if (OP8)
-            vr = *(const uint4 *)((const unsigned short *)p.value + t * p.v_stride +
-                                  (uint64_t)h * hd + e0);
+        const uint4 *xs = (const uint4 *)((const unsigned short *)p.key + t * p.k_stride +
+                                          (uint64_t)h * hd + e0);
+        const uint4 *vs = (const uint4 *)((const unsigned short *)p.value + t * p.v_stride +
+                                          (uint64_t)h * hd + e0);
+#pragma unroll
+        for (int q = 0; q < NV; q++) {
+            xr[q] = xs[q];
+            wr[q] = ((const uint4 *)((const unsigned short *)p.weight + e0))[q];
+            if (OP8) vr[q] = vs[q];
+        }
     }
     uint64_t off = 0;
     int kind = live ? pkvi_slot_offset(((const long long *)p.slots)[t], p.g.num_slots,
@@ -90,9 +106,12 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_vec_body(const pk
         (which ? cs : sn)[kk] = pkvi_sin_or_cos_cr(angle, (int)which);
     }
 
-    float x[8], wt[8], leaf[L];
-    pkvk_unpack8(xr, x);
-    pkvk_unpack8(wr, wt);
+    float x[E], wt[E], leaf[L];
+#pragma unroll
+    for (int q = 0; q < NV; q++) {
+        pkvk_unpack8(xr[q], x + 8 * q);
+        pkvk_unpack8(wr[q], wt + 8 * q);
+    }
 #pragma unroll
     for (int k = 0; k < L; k++)
         leaf[k] =
@@ -108,29 +127,29 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_vec_body(const pk
         sums[c] = il < p.ipb && c < chunks ? csum[il * chunks + c] : 0.0f;
     float sum = pkvi_butterfly32(sums);
     float rms = pkvi_rsqrt_cr(__fadd_rn(__fdiv_rn(sum, (float)hd), p.eps));
-    const unsigned base = il * G * 8; // the item's element 0 in normed[] / nb[]
-    float n[8];
+    const unsigned base = il * G * E; // the item's element 0 in normed[] / nb[]
+    float n[E];
 #pragma unroll
-    for (int k = 0; k < 8; k++)
+    for (int k = 0; k < E; k++)
         n[k] = __fmul_rn(__fmul_rn(x[k], rms), __fadd_rn(1.0f, wt[k]));
     if (OP8) {
 #pragma unroll
-        for (int k = 0; k < 8; k += 2) {
+        for (int k = 0; k < E; k += 2) {
             unsigned b = pkvk_bf16x2(n[k], n[k + 1]);
             nb[base + e0 + k] = (unsigned short)b;
             nb[base + e0 + k + 1] = (unsigned short)(b >> 16);
         }
     } else {
 #pragma unroll
-        for (int k = 0; k < 8; k++)
+        for (int k = 0; k < E; k++)
             normed[base + e0 + k] = n[k];
     }
     __syncthreads();
     if (kind != PKVI_SLOT_OK || !mine) return; // after the last barrier
     const float *c_t = cs + (t - t_first) * half, *s_t = sn + (t - t_first) * half;
-    float y[8];
+    float y[E];
 #pragma unroll
-    for (int k = 0; k < 8; k++) {
+    for (int k = 0; k < E; k++) {
         unsigned e = e0 + k;
         if (OP8) {
             float v = pkvi_bf16_to_f32(nb[base + e]);
@@ -153,39 +172,56 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_vec_body(const pk
             }
         }
     }
-    uint64_t o = off + (uint64_t)h * hd + e0;
-    if (p.k_fp8) {
-        float m[8];
+    uint64_t o = off + (uint64_t)h * hd + e0; // a multiple of 8
 #pragma unroll
-        for (int k = 0; k < 8; k++)
-            m[k] = __fmul_rn(y[k], p.k_mul);
-        ((uint2 *)p.k_cache)[o / 8] =
-            make_uint2(pkvk_e4m3x2(m[0], m[1]) | pkvk_e4m3x2(m[2], m[3]) << 16,
-                       pkvk_e4m3x2(m[4], m[5]) | pkvk_e4m3x2(m[6], m[7]) << 16);
-    } else {
-        ((uint4 *)p.k_cache)[o / 8] = make_uint4(pkvk_bf16x2(y[0], y[1]), pkvk_bf16x2(y[2], y[3]),
-                                                 pkvk_bf16x2(y[4], y[5]), pkvk_bf16x2(y[6], y[7]));
-    }
-    if (OP8) {
-        float v[8];
-        pkvk_unpack8(vr, v);
+    for (int q = 0; q < NV; q++) {
+        const float *yq = y + 8 * q;
+        if (p.k_fp8) {
+            float m[8];
 #pragma unroll
-        for (int k = 0; k < 8; k++)
-            v[k] = __fmul_rn(v[k], p.v_mul);
-        ((uint2 *)p.v_cache)[o / 8] =
-            make_uint2(pkvk_e4m3x2(v[0], v[1]) | pkvk_e4m3x2(v[2], v[3]) << 16,
-                       pkvk_e4m3x2(v[4], v[5]) | pkvk_e4m3x2(v[6], v[7]) << 16);
+            for (int k = 0; k < 8; k++)
+                m[k] = __fmul_rn(yq[k], p.k_mul);
+            ((uint2 *)p.k_cache)[o / 8 + q] =
+                make_uint2(pkvk_e4m3x2(m[0], m[1]) | pkvk_e4m3x2(m[2], m[3]) << 16,
+                           pkvk_e4m3x2(m[4], m[5]) | pkvk_e4m3x2(m[6], m[7]) << 16);
+        } else {
+            ((uint4 *)p.k_cache)[o / 8 + q] =
+                make_uint4(pkvk_bf16x2(yq[0], yq[1]), pkvk_bf16x2(yq[2], yq[3]),
+                           pkvk_bf16x2(yq[4], yq[5]), pkvk_bf16x2(yq[6], yq[7]));
+        }
+        if (OP8) {
+            float v[8];
+            pkvk_unpack8(vr[q], v);
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                v[k] = __fmul_rn(v[k], p.v_mul);
+            ((uint2 *)p.v_cache)[o / 8 + q] =
+                make_uint2(pkvk_e4m3x2(v[0], v[1]) | pkvk_e4m3x2(v[2], v[3]) << 16,
+                           pkvk_e4m3x2(v[4], v[5]) | pkvk_e4m3x2(v[6], v[7]) << 16);
+        }
     }
 }
 
-extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, 4)
+extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, PKVK_VEC8_BLOCKS)
     pkvk_fused_vec(const pkvk_fused_params p)
 {
-    pkvk_fused_vec_body<false>(p);
+    pkvk_fused_vec_body<false, 8>(p);
 }
 
-extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, 4)
+extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, PKVK_VEC8_BLOCKS)
     pkvk_fused_fp8_kv_vec(const pkvk_fused_params p)
 {
-    pkvk_fused_vec_body<true>(p);
+    pkvk_fused_vec_body<true, 8>(p);
+}
+
+extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, PKVK_VEC16_BLOCKS)
+    pkvk_fused_vec16(const pkvk_fused_params p)
+{
+    pkvk_fused_vec_body<false, 16>(p);
+}
+
+extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, PKVK_VEC16_BLOCKS)
+    pkvk_fused_fp8_kv_vec16(const pkvk_fused_params p)
+{
+    pkvk_fused_vec_body<true, 16>(p);
 }

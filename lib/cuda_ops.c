@@ -207,13 +207,14 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
     if (d->cache.head_dim % 8 == 0 && rows_vec8(&g) && k.stride % 8 == 0 && vec8(key, 2) &&
         vec8(weight, 2) && vec8(k_cache, pkvi_cache_elem_bytes(op)) &&
         (op != PKV_OP_FUSED_FP8_KV || (v.stride % 8 == 0 && vec8(value, 2) && vec8(v_cache, 1)))) {
-        /* an item is one (token, head), `group` threads of 8 elements, padded to whole chunks
-         * of 32 tree leaves (elements, or pairs for op 8) */
-        unsigned leaves_per_chunk_elems = op == PKV_OP_FUSED_FP8_KV ? 64u : 32u;
+        /* an item is one (token, head): `group` threads of E elements (16 when head_dim
+         * allows), padded to whole chunks of 32 tree leaves (elements, or pairs for op 8) */
+        unsigned elems_per_chunk = op == PKV_OP_FUSED_FP8_KV ? 64u : 32u;
+        unsigned e = d->cache.head_dim % 16 == 0 ? 16u : 8u;
         uint64_t items = (uint64_t)d->num_tokens * d->cache.num_kv_heads, blocks;
         unsigned block;
-        p->group = (d->cache.head_dim + leaves_per_chunk_elems - 1) / leaves_per_chunk_elems *
-                  (leaves_per_chunk_elems / 8);
+        p->group = (d->cache.head_dim + elems_per_chunk - 1) / elems_per_chunk *
+                   (elems_per_chunk / e);
         /* a block takes up to 256 threads' worth of items, but few enough that a small call
          * still spreads over every multiprocessor; it gets at least two threads per RoPE pair
          * of its tokens, which compute the sin and cos */
@@ -232,7 +233,10 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
         if (blocks > 0x7fffffffu)
             return pkvi_fail(PKV_ERANGE, "%s: %llu blocks exceed the grid", name,
                              (unsigned long long)blocks);
-        plan->kernel = op == PKV_OP_FUSED_FP8_KV ? PKVI_K_FUSED_FP8_KV_VEC : PKVI_K_FUSED_VEC;
+        if (op == PKV_OP_FUSED_FP8_KV)
+            plan->kernel = e == 16 ? PKVI_K_FUSED_FP8_KV_VEC16 : PKVI_K_FUSED_FP8_KV_VEC;
+        else
+            plan->kernel = e == 16 ? PKVI_K_FUSED_VEC16 : PKVI_K_FUSED_VEC;
         plan->grid = (unsigned)blocks;
         plan->block = block;
     } else if (op == PKV_OP_FUSED_FP8_KV) {

@@ -187,12 +187,12 @@ static void fill_slots(pkv_cuda *h)
 
 static void sweep(pkv_cuda *h)
 {
-    static const uint32_t hds[] = {64, 80, 96, 128, 192, 256, 512}, nkvs[] = {1, 2, 4, 8, 16},
+    static const uint32_t hds[] = {40, 64, 80, 96, 128, 192, 256, 512}, nkvs[] = {1, 2, 4, 8, 16},
                           bss[] = {1, 7, 16, 32, 128}, toks[] = {0, 1, 3, 64, 1000, 5000};
     for (int op = PKV_OP_WRITE_BF16; op < PKV_OP_COUNT; op++) {
         long cases = 0, bad = 0, i = 0;
         unsigned long long bytes = 0;
-        for (size_t a = 0; a < 7; a++)
+        for (size_t a = 0; a < 8; a++)
             for (size_t b = 0; b < 5; b++, i++)
                 for (size_t t = 0; t < 6; t++) {
                     gcase c;
