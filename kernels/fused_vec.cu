@@ -1,9 +1,9 @@
 // Ops 5-8 on the device, the 16-byte path (the launcher checks that every row and pointer is
-// aligned to 8 elements and head_dim % E == 0). A thread owns E = 16 (or 8) consecutive
-// elements of one (token, head) item, loaded and stored 16 bytes at a time; an item takes
-// `group` threads, a block `ipb` items, so at prefill sizes a block holds several tokens and at
-// decode sizes the heads of a token run side by side. The more elements a thread owns, the
-// fewer threads repeat each item's fixed work (slot, tree, rsqrt).
+// aligned to 8 elements and head_dim % E == 0). A thread owns E consecutive elements of one
+// (token, head) item, loaded and stored 16 bytes at a time; an item takes `group` threads, a
+// block `ipb` items, so at prefill sizes a block holds several tokens and at decode sizes the
+// heads of a token run side by side. E is 8, and 16 for op 8 when head_dim allows (measured
+// on the H200: faster there, slower for ops 5-7, whose blocks then wait longer for sin/cos).
 //
 // The sum of squares is still the normative tree (ref/tree.h): a thread holds L leaves
 // (E elements, or E / 2 pairs for op 8), so the 32-leaf chunk of the tree spans 32 / L adjacent
@@ -60,9 +60,10 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
 {
     constexpr int L = OP8 ? E / 2 : E, CT = 32 / L, NV = E / 8; // leaves, threads per chunk, uint4s
     __shared__ float csum[PKVK_VEC_THREADS / CT];
-    __shared__ float normed[OP8 ? 1 : PKVK_VEC_THREADS * E];
-    __shared__ unsigned short nb[OP8 ? PKVK_VEC_THREADS * E : 1];
-    __shared__ float cs[PKVK_VEC_PAIRS(E)], sn[PKVK_VEC_PAIRS(E)];
+    // normed values by thread, E per thread plus 4 of padding: 16-byte stores and loads then
+    // hit distinct banks (a stride of E words would put 8 or 16 threads on one bank)
+    __shared__ __align__(16) float normed[PKVK_VEC_THREADS * (E + 4)];
+    __shared__ __align__(16) float cs[PKVK_VEC_PAIRS(E)], sn[PKVK_VEC_PAIRS(E)];
     const unsigned G = p.group, hd = p.g.head_dim, nh = p.g.num_kv_heads, half = p.rotary_dim / 2;
     const unsigned tid = threadIdx.x, il = tid / G, j = tid - il * G, e0 = E * j;
     const uint64_t items = (uint64_t)p.num_tokens * nh, item0 = (uint64_t)blockIdx.x * p.ipb;
@@ -73,10 +74,11 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
 
     uint4 xr[NV], wr[NV], vr[NV];
 #pragma unroll
-    for (int q = 0; q < NV; q++) xr[q] = wr[q] = vr[q] = make_uint4(0, 0, 0, 0);
+    for (int q = 0; q < NV; q++)
+        xr[q] = wr[q] = vr[q] = make_uint4(0, 0, 0, 0);
     if (mine) { // issued before the slot is known: the reads overlap
-        const uint4 *xs = (const uint4 *)((const unsigned short *)p.key + t * p.k_stride +
-                                          (uint64_t)h * hd + e0);
+        const uint4 *xs =
+            (const uint4 *)((const unsigned short *)p.key + t * p.k_stride + (uint64_t)h * hd + e0);
         const uint4 *vs = (const uint4 *)((const unsigned short *)p.value + t * p.v_stride +
                                           (uint64_t)h * hd + e0);
 #pragma unroll
@@ -127,50 +129,62 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
         sums[c] = il < p.ipb && c < chunks ? csum[il * chunks + c] : 0.0f;
     float sum = pkvi_butterfly32(sums);
     float rms = pkvi_rsqrt_cr(__fadd_rn(__fdiv_rn(sum, (float)hd), p.eps));
-    const unsigned base = il * G * E; // the item's element 0 in normed[] / nb[]
-    float n[E];
+    // the normed values (op 8: rounded to BF16, held exactly as floats) stay in registers and
+    // go to shared memory for the rotation partners in other threads
+    float own[E];
 #pragma unroll
-    for (int k = 0; k < E; k++)
-        n[k] = __fmul_rn(__fmul_rn(x[k], rms), __fadd_rn(1.0f, wt[k]));
-    if (OP8) {
-#pragma unroll
-        for (int k = 0; k < E; k += 2) {
-            unsigned b = pkvk_bf16x2(n[k], n[k + 1]);
-            nb[base + e0 + k] = (unsigned short)b;
-            nb[base + e0 + k + 1] = (unsigned short)(b >> 16);
+    for (int k = 0; k < E; k++) {
+        own[k] = __fmul_rn(__fmul_rn(x[k], rms), __fadd_rn(1.0f, wt[k]));
+        if (OP8 && k % 2) {
+            unsigned b = pkvk_bf16x2(own[k - 1], own[k]);
+            own[k - 1] = pkvi_bf16_to_f32((unsigned short)b);
+            own[k] = pkvi_bf16_to_f32((unsigned short)(b >> 16));
         }
-    } else {
-#pragma unroll
-        for (int k = 0; k < E; k++)
-            normed[base + e0 + k] = n[k];
     }
+#pragma unroll
+    for (int q = 0; q < E / 4; q++)
+        ((float4 *)(normed + tid * (E + 4)))[q] =
+            make_float4(own[4 * q], own[4 * q + 1], own[4 * q + 2], own[4 * q + 3]);
     __syncthreads();
     if (kind != PKVI_SLOT_OK || !mine) return; // after the last barrier
     const float *c_t = cs + (t - t_first) * half, *s_t = sn + (t - t_first) * half;
+    const unsigned item_tid = il * G, rot = p.rotary_dim;
     float y[E];
+    if (e0 >= rot) {
 #pragma unroll
-    for (int k = 0; k < E; k++) {
-        unsigned e = e0 + k;
-        if (OP8) {
-            float v = pkvi_bf16_to_f32(nb[base + e]);
-            if (e < p.rotary_dim) { // the rotation's BF16 rounding, then the FP8 cast below
-                unsigned pr = e < half ? e : e - half;
-                float x0 = pkvi_bf16_to_f32(nb[base + pr]),
-                      x1 = pkvi_bf16_to_f32(nb[base + pr + half]);
-                v = e < half ? __fsub_rn(__fmul_rn(x0, c_t[pr]), __fmul_rn(x1, s_t[pr]))
-                             : __fadd_rn(__fmul_rn(x1, c_t[pr]), __fmul_rn(x0, s_t[pr]));
-                v = pkvi_bf16_to_f32((unsigned short)pkvk_bf16x2(v, 0.0f));
-            }
-            y[k] = v;
-        } else {
-            y[k] = normed[base + e];
-            if (e < p.rotary_dim) {
-                unsigned pr = e < half ? e : e - half;
-                float x0 = normed[base + pr], x1 = normed[base + pr + half];
-                y[k] = e < half ? __fsub_rn(__fmul_rn(x0, c_t[pr]), __fmul_rn(x1, s_t[pr]))
-                                : __fadd_rn(__fmul_rn(x1, c_t[pr]), __fmul_rn(x0, s_t[pr]));
+        for (int k = 0; k < E; k++)
+            y[k] = own[k];
+    } else if (half % E == 0) { // all E elements on one side of half: 16-byte reads
+        const bool first = e0 < half;
+        const unsigned pr0 = first ? e0 : e0 - half, pe0 = first ? e0 + half : e0 - half;
+        const float4 *pv = (const float4 *)(normed + (item_tid + pe0 / E) * (E + 4));
+#pragma unroll
+        for (int q = 0; q < E / 4; q++) {
+            float4 pq = pv[q], cq = ((const float4 *)(c_t + pr0))[q],
+                   sq = ((const float4 *)(s_t + pr0))[q];
+            const float pa[4] = {pq.x, pq.y, pq.z, pq.w}, ca[4] = {cq.x, cq.y, cq.z, cq.w},
+                        sa[4] = {sq.x, sq.y, sq.z, sq.w};
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                float o = own[4 * q + r]; // x0 = o, x1 = partner below half; the reverse above
+                y[4 * q + r] = first ? __fsub_rn(__fmul_rn(o, ca[r]), __fmul_rn(pa[r], sa[r]))
+                                     : __fadd_rn(__fmul_rn(o, ca[r]), __fmul_rn(pa[r], sa[r]));
             }
         }
+    } else {
+#pragma unroll
+        for (int k = 0; k < E; k++) {
+            unsigned e = e0 + k, pr = e < half ? e : e - half, pe = e < half ? e + half : e - half;
+            float o = own[k], pv = normed[(item_tid + pe / E) * (E + 4) + pe % E];
+            y[k] = e >= rot   ? o
+                   : e < half ? __fsub_rn(__fmul_rn(o, c_t[pr]), __fmul_rn(pv, s_t[pr]))
+                              : __fadd_rn(__fmul_rn(o, c_t[pr]), __fmul_rn(pv, s_t[pr]));
+        }
+    }
+    if (OP8) { // the rotation's BF16 rounding (the chain's rope output), before the FP8 cast
+#pragma unroll
+        for (int k = 0; k < E; k++)
+            if (e0 + k < rot) y[k] = pkvi_bf16_to_f32((unsigned short)pkvk_bf16x2(y[k], 0.0f));
     }
     uint64_t o = off + (uint64_t)h * hd + e0; // a multiple of 8
 #pragma unroll
@@ -212,12 +226,6 @@ extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, PKVK_VEC8_BLOCKS)
     pkvk_fused_fp8_kv_vec(const pkvk_fused_params p)
 {
     pkvk_fused_vec_body<true, 8>(p);
-}
-
-extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, PKVK_VEC16_BLOCKS)
-    pkvk_fused_vec16(const pkvk_fused_params p)
-{
-    pkvk_fused_vec_body<false, 16>(p);
 }
 
 extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, PKVK_VEC16_BLOCKS)

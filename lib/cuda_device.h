@@ -6,17 +6,30 @@
 
 #include <pthread.h>
 
-enum { PKVI_K_FILL_SLOTS, PKVI_K_WRITE, PKVI_K_WRITE_VEC, PKVI_K_FUSED, PKVI_K_FUSED_VEC,
-       PKVI_K_FUSED_FP8_KV, PKVI_K_FUSED_FP8_KV_VEC, PKVI_K_FUSED_VEC16,
-       PKVI_K_FUSED_FP8_KV_VEC16, PKVI_K_CONVERT, PKVI_K_PROBE,
-       PKVI_K_NUMERICS,
-       /* benchmark baselines (kernels/baseline.cu) */
-       PKVI_K_NAIVE_WRITE, PKVI_K_CHAIN_NORM, PKVI_K_CHAIN_ROPE, PKVI_K_CHAIN_STORE, PKVI_K_COUNT };
+enum {
+    PKVI_K_FILL_SLOTS,
+    PKVI_K_WRITE,
+    PKVI_K_WRITE_VEC,
+    PKVI_K_FUSED,
+    PKVI_K_FUSED_VEC,
+    PKVI_K_FUSED_FP8_KV,
+    PKVI_K_FUSED_FP8_KV_VEC,
+    PKVI_K_FUSED_FP8_KV_VEC16,
+    PKVI_K_CONVERT,
+    PKVI_K_PROBE,
+    PKVI_K_NUMERICS,
+    /* benchmark baselines (kernels/baseline.cu) */
+    PKVI_K_NAIVE_WRITE,
+    PKVI_K_CHAIN_NORM,
+    PKVI_K_CHAIN_ROPE,
+    PKVI_K_CHAIN_STORE,
+    PKVI_K_COUNT
+};
 
 struct pkv_cuda {
     const pkvi_cuda_api *cu;
     pkvi_CUdevice dev;
-    int sm_count; /* multiprocessors: how many blocks a small launch should spread over */
+    int sm_count;       /* multiprocessors: how many blocks a small launch should spread over */
     pkvi_CUcontext ctx; /* the primary context, retained */
     pkvi_CUmodule module;
     pkvi_CUfunction fn[PKVI_K_COUNT];

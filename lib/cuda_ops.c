@@ -10,11 +10,11 @@
 
 /* A device pointer may be 0 only for an empty buffer, and must be aligned to its element:
  * a misaligned one would fault inside the kernel, so it is rejected here. */
-#define NEEDA(op, ptr, elems, align)                                                           \
-    do {                                                                                       \
-        if ((elems) != 0 && (ptr) == 0) return pkvi_fail(PKV_EINVAL, "%s: %s is NULL", op, #ptr); \
-        if ((ptr) % (align) != 0)                                                              \
-            return pkvi_fail(PKV_EINVAL, "%s: %s is not %d-byte aligned", op, #ptr, (align));  \
+#define NEEDA(op, ptr, elems, align)                                                               \
+    do {                                                                                           \
+        if ((elems) != 0 && (ptr) == 0) return pkvi_fail(PKV_EINVAL, "%s: %s is NULL", op, #ptr);  \
+        if ((ptr) % (align) != 0)                                                                  \
+            return pkvi_fail(PKV_EINVAL, "%s: %s is not %d-byte aligned", op, #ptr, (align));      \
     } while (0)
 #define NEED(op, ptr, elems) NEEDA(op, ptr, elems, 2)
 
@@ -29,13 +29,22 @@ static void geom(pkvk_geom *k, const pkv_cache_layout *c, const pkvi_geom *g)
     k->pad_ = 0;
 }
 
-static unsigned round32(unsigned n) { return (n + 31u) / 32u * 32u; }
+static unsigned round32(unsigned n)
+{
+    return (n + 31u) / 32u * 32u;
+}
 
 /* The 16-byte kernels need every row start 8-element aligned: the pointers, the source row
  * strides, and the cache row and block strides (a slot's offset is built from them). */
-static int vec8(uint64_t ptr, uint64_t elem_bytes) { return ptr % (8 * elem_bytes) == 0; }
+static int vec8(uint64_t ptr, uint64_t elem_bytes)
+{
+    return ptr % (8 * elem_bytes) == 0;
+}
 
-static int rows_vec8(const pkvi_geom *g) { return g->row % 8 == 0 && g->block_stride % 8 == 0; }
+static int rows_vec8(const pkvi_geom *g)
+{
+    return g->row % 8 == 0 && g->block_stride % 8 == 0;
+}
 
 /* Blocks for a grid-stride kernel over n threads' worth of work, 256 threads each. */
 static unsigned grid_for(uint64_t n)
@@ -65,9 +74,8 @@ pkv_status pkv_cuda_fill_slots(pkv_cuda *h, const pkv_fill_slots_desc *d, uint64
 }
 
 pkv_status pkvi_cuda_write_plan(pkv_cuda *h, pkv_op op, const pkv_write_desc *d, uint64_t key,
-                                uint64_t value, uint64_t slots, uint64_t k_cache,
-                                uint64_t v_cache, uint64_t oob, pkvk_write_params *pp,
-                                pkvi_plan *plan)
+                                uint64_t value, uint64_t slots, uint64_t k_cache, uint64_t v_cache,
+                                uint64_t oob, pkvk_write_params *pp, pkvi_plan *plan)
 {
     pkvk_write_params p;
     pkvi_geom g;
@@ -121,18 +129,18 @@ static pkv_status write_op(pkv_cuda *h, pkv_op op, const pkv_write_desc *d, uint
 {
     pkvk_write_params p;
     pkvi_plan plan;
-    pkv_status st = pkvi_cuda_write_plan(h, op, d, key, value, slots, k_cache, v_cache, oob, &p,
-                                         &plan);
+    pkv_status st =
+        pkvi_cuda_write_plan(h, op, d, key, value, slots, k_cache, v_cache, oob, &p, &plan);
     if (st || plan.kernel < 0) return st;
     return pkvi_cuda_launch(h, plan.kernel, plan.grid, 1, plan.block, &p, stream);
 }
 
-pkv_status pkv_cuda_write_bf16(pkv_cuda *h, const pkv_write_desc *d, uint64_t key,
-                               uint64_t value, uint64_t slot_mapping, uint64_t k_cache,
-                               uint64_t v_cache, uint64_t oob_count, void *stream)
+pkv_status pkv_cuda_write_bf16(pkv_cuda *h, const pkv_write_desc *d, uint64_t key, uint64_t value,
+                               uint64_t slot_mapping, uint64_t k_cache, uint64_t v_cache,
+                               uint64_t oob_count, void *stream)
 {
-    return write_op(h, PKV_OP_WRITE_BF16, d, key, value, slot_mapping, k_cache, v_cache,
-                    oob_count, stream);
+    return write_op(h, PKV_OP_WRITE_BF16, d, key, value, slot_mapping, k_cache, v_cache, oob_count,
+                    stream);
 }
 
 pkv_status pkv_cuda_write_v_bf16(pkv_cuda *h, const pkv_write_desc *d, uint64_t value,
@@ -143,12 +151,12 @@ pkv_status pkv_cuda_write_v_bf16(pkv_cuda *h, const pkv_write_desc *d, uint64_t 
                     stream);
 }
 
-pkv_status pkv_cuda_write_fp8(pkv_cuda *h, const pkv_write_desc *d, uint64_t key,
-                              uint64_t value, uint64_t slot_mapping, uint64_t k_cache,
-                              uint64_t v_cache, uint64_t oob_count, void *stream)
+pkv_status pkv_cuda_write_fp8(pkv_cuda *h, const pkv_write_desc *d, uint64_t key, uint64_t value,
+                              uint64_t slot_mapping, uint64_t k_cache, uint64_t v_cache,
+                              uint64_t oob_count, void *stream)
 {
-    return write_op(h, PKV_OP_WRITE_FP8, d, key, value, slot_mapping, k_cache, v_cache,
-                    oob_count, stream);
+    return write_op(h, PKV_OP_WRITE_FP8, d, key, value, slot_mapping, k_cache, v_cache, oob_count,
+                    stream);
 }
 
 pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint64_t key,
@@ -186,7 +194,8 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
     p->key = key;
     p->value = value;
     p->weight = weight;
-    for (int i = 0; i < 3; i++) p->pos[i] = pos[streams == 3 ? i : 0];
+    for (int i = 0; i < 3; i++)
+        p->pos[i] = pos[streams == 3 ? i : 0];
     p->slots = slots;
     p->k_cache = k_cache;
     p->v_cache = op == PKV_OP_FUSED_FP8_KV ? v_cache : 0;
@@ -207,14 +216,15 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
     if (d->cache.head_dim % 8 == 0 && rows_vec8(&g) && k.stride % 8 == 0 && vec8(key, 2) &&
         vec8(weight, 2) && vec8(k_cache, pkvi_cache_elem_bytes(op)) &&
         (op != PKV_OP_FUSED_FP8_KV || (v.stride % 8 == 0 && vec8(value, 2) && vec8(v_cache, 1)))) {
-        /* an item is one (token, head): `group` threads of E elements (16 when head_dim
-         * allows), padded to whole chunks of 32 tree leaves (elements, or pairs for op 8) */
+        /* an item is one (token, head): `group` threads of E elements (16 for op 8 when
+         * head_dim allows), padded to whole chunks of 32 tree leaves (elements, or pairs for
+         * op 8) */
         unsigned elems_per_chunk = op == PKV_OP_FUSED_FP8_KV ? 64u : 32u;
-        unsigned e = d->cache.head_dim % 16 == 0 ? 16u : 8u;
+        unsigned e = op == PKV_OP_FUSED_FP8_KV && d->cache.head_dim % 16 == 0 ? 16u : 8u;
         uint64_t items = (uint64_t)d->num_tokens * d->cache.num_kv_heads, blocks;
         unsigned block;
-        p->group = (d->cache.head_dim + elems_per_chunk - 1) / elems_per_chunk *
-                   (elems_per_chunk / e);
+        p->group =
+            (d->cache.head_dim + elems_per_chunk - 1) / elems_per_chunk * (elems_per_chunk / e);
         /* a block takes up to 256 threads' worth of items, but few enough that a small call
          * still spreads over every multiprocessor; it gets at least two threads per RoPE pair
          * of its tokens, which compute the sin and cos */
@@ -226,7 +236,8 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
         {
             uint64_t tokens = (p->ipb + d->cache.num_kv_heads - 1) / d->cache.num_kv_heads + 1;
             uint64_t angle_threads = 2 * tokens * (d->rotary_dim / 2);
-            if (tokens > d->num_tokens) angle_threads = 2 * (uint64_t)d->num_tokens * (d->rotary_dim / 2);
+            if (tokens > d->num_tokens)
+                angle_threads = 2 * (uint64_t)d->num_tokens * (d->rotary_dim / 2);
             if (angle_threads > 256) angle_threads = 256;
             if (angle_threads > block) block = round32((unsigned)angle_threads);
         }
@@ -236,7 +247,7 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
         if (op == PKV_OP_FUSED_FP8_KV)
             plan->kernel = e == 16 ? PKVI_K_FUSED_FP8_KV_VEC16 : PKVI_K_FUSED_FP8_KV_VEC;
         else
-            plan->kernel = e == 16 ? PKVI_K_FUSED_VEC16 : PKVI_K_FUSED_VEC;
+            plan->kernel = PKVI_K_FUSED_VEC;
         plan->grid = (unsigned)blocks;
         plan->block = block;
     } else if (op == PKV_OP_FUSED_FP8_KV) {
@@ -252,26 +263,24 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
 }
 
 static pkv_status fused_op(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint64_t key,
-                           uint64_t value, uint64_t weight, const uint64_t pos[3],
-                           uint64_t slots, uint64_t k_cache, uint64_t v_cache, uint64_t oob,
-                           void *stream)
+                           uint64_t value, uint64_t weight, const uint64_t pos[3], uint64_t slots,
+                           uint64_t k_cache, uint64_t v_cache, uint64_t oob, void *stream)
 {
     pkvk_fused_params p;
     pkvi_plan plan;
-    pkv_status st = pkvi_cuda_fused_plan(h, op, d, key, value, weight, pos, slots, k_cache,
-                                         v_cache, oob, &p, &plan);
+    pkv_status st = pkvi_cuda_fused_plan(h, op, d, key, value, weight, pos, slots, k_cache, v_cache,
+                                         oob, &p, &plan);
     if (st || plan.kernel < 0) return st;
     return pkvi_cuda_launch(h, plan.kernel, plan.grid, 1, plan.block, &p, stream);
 }
 
 pkv_status pkv_cuda_fused_bf16(pkv_cuda *h, const pkv_fused_desc *d, uint64_t key,
-                               uint64_t k_norm_weight, uint64_t positions,
-                               uint64_t slot_mapping, uint64_t k_cache, uint64_t oob_count,
-                               void *stream)
+                               uint64_t k_norm_weight, uint64_t positions, uint64_t slot_mapping,
+                               uint64_t k_cache, uint64_t oob_count, void *stream)
 {
     const uint64_t pos[3] = {positions, positions, positions};
-    return fused_op(h, PKV_OP_FUSED_BF16, d, key, 0, k_norm_weight, pos, slot_mapping, k_cache,
-                    0, oob_count, stream);
+    return fused_op(h, PKV_OP_FUSED_BF16, d, key, 0, k_norm_weight, pos, slot_mapping, k_cache, 0,
+                    oob_count, stream);
 }
 
 pkv_status pkv_cuda_fused_mrope_bf16(pkv_cuda *h, const pkv_fused_desc *d, uint64_t key,
@@ -285,19 +294,18 @@ pkv_status pkv_cuda_fused_mrope_bf16(pkv_cuda *h, const pkv_fused_desc *d, uint6
 }
 
 pkv_status pkv_cuda_fused_fp8_k(pkv_cuda *h, const pkv_fused_desc *d, uint64_t key,
-                                uint64_t k_norm_weight, uint64_t positions,
-                                uint64_t slot_mapping, uint64_t k_cache, uint64_t oob_count,
-                                void *stream)
+                                uint64_t k_norm_weight, uint64_t positions, uint64_t slot_mapping,
+                                uint64_t k_cache, uint64_t oob_count, void *stream)
 {
     const uint64_t pos[3] = {positions, positions, positions};
-    return fused_op(h, PKV_OP_FUSED_FP8_K, d, key, 0, k_norm_weight, pos, slot_mapping, k_cache,
-                    0, oob_count, stream);
+    return fused_op(h, PKV_OP_FUSED_FP8_K, d, key, 0, k_norm_weight, pos, slot_mapping, k_cache, 0,
+                    oob_count, stream);
 }
 
-pkv_status pkv_cuda_fused_fp8_kv(pkv_cuda *h, const pkv_fused_desc *d, uint64_t key,
-                                 uint64_t value, uint64_t k_norm_weight, uint64_t positions,
-                                 uint64_t slot_mapping, uint64_t k_cache, uint64_t v_cache,
-                                 uint64_t oob_count, void *stream)
+pkv_status pkv_cuda_fused_fp8_kv(pkv_cuda *h, const pkv_fused_desc *d, uint64_t key, uint64_t value,
+                                 uint64_t k_norm_weight, uint64_t positions, uint64_t slot_mapping,
+                                 uint64_t k_cache, uint64_t v_cache, uint64_t oob_count,
+                                 void *stream)
 {
     const uint64_t pos[3] = {positions, positions, positions};
     return fused_op(h, PKV_OP_FUSED_FP8_KV, d, key, value, k_norm_weight, pos, slot_mapping,
