@@ -7,6 +7,7 @@
 #include "fuzz.h"
 #include "provider.h"
 #include "diffcase.h"
+#include "randcase.h"
 #include "pagedkv.h"
 
 #include <math.h>
@@ -76,12 +77,7 @@ static void build(fz *f, int op, pkvi_case *c)
         c->f.mrope_section[2] = w;
         c->f.mrope_section[0] = fz_range(f, 0, 15) ? pairs - h - w : (uint32_t)fz_range(f, 0, 9);
     }
-    c->w.cache = *l;
-    c->w.num_tokens = T;
-    c->w.k_row_stride = ks;
-    c->w.v_row_stride = vs;
-    c->w.k_scale = c->f.k_scale;
-    c->w.v_scale = c->f.v_scale;
+    pkvi_write_desc_like(&c->w, &c->f);
 
     valid = (fused ? pkv_fused_check((pkv_op)op, &c->f) : pkv_write_check((pkv_op)op, &c->w)) ==
             PKV_OK;

@@ -45,6 +45,17 @@ template <int L> __device__ __forceinline__ float pkvk_chunk_tree(float *v)
     return v[0];
 }
 
+// E4M3 of RN(v[k] * mul) for k = 0..7, packed in that order.
+__device__ __forceinline__ uint2 pkvk_e4m3x8(const float *v, float mul)
+{
+    float m[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        m[k] = __fmul_rn(v[k], mul);
+    return make_uint2(pkvk_e4m3x2(m[0], m[1]) | pkvk_e4m3x2(m[2], m[3]) << 16,
+                      pkvk_e4m3x2(m[4], m[5]) | pkvk_e4m3x2(m[6], m[7]) << 16);
+}
+
 __device__ __forceinline__ void pkvk_unpack8(uint4 u, float *f)
 {
     unsigned w[4] = {u.x, u.y, u.z, u.w};
@@ -191,13 +202,7 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
     for (int q = 0; q < NV; q++) {
         const float *yq = y + 8 * q;
         if (p.k_fp8) {
-            float m[8];
-#pragma unroll
-            for (int k = 0; k < 8; k++)
-                m[k] = __fmul_rn(yq[k], p.k_mul);
-            ((uint2 *)p.k_cache)[o / 8 + q] =
-                make_uint2(pkvk_e4m3x2(m[0], m[1]) | pkvk_e4m3x2(m[2], m[3]) << 16,
-                           pkvk_e4m3x2(m[4], m[5]) | pkvk_e4m3x2(m[6], m[7]) << 16);
+            ((uint2 *)p.k_cache)[o / 8 + q] = pkvk_e4m3x8(yq, p.k_mul);
         } else {
             ((uint4 *)p.k_cache)[o / 8 + q] =
                 make_uint4(pkvk_bf16x2(yq[0], yq[1]), pkvk_bf16x2(yq[2], yq[3]),
@@ -206,12 +211,7 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
         if (OP8) {
             float v[8];
             pkvk_unpack8(vr[q], v);
-#pragma unroll
-            for (int k = 0; k < 8; k++)
-                v[k] = __fmul_rn(v[k], p.v_mul);
-            ((uint2 *)p.v_cache)[o / 8 + q] =
-                make_uint2(pkvk_e4m3x2(v[0], v[1]) | pkvk_e4m3x2(v[2], v[3]) << 16,
-                           pkvk_e4m3x2(v[4], v[5]) | pkvk_e4m3x2(v[6], v[7]) << 16);
+            ((uint2 *)p.v_cache)[o / 8 + q] = pkvk_e4m3x8(v, p.v_mul);
         }
     }
 }

@@ -23,6 +23,17 @@ static uint16_t hostile_bf16(pkvi_rng *r)
     return pkv_bf16_from_f32(((float)(x >> 40) * 0x1p-24f * 2.0f - 1.0f) * 16.0f);
 }
 
+void pkvi_write_desc_like(pkv_write_desc *w, const pkv_fused_desc *f)
+{
+    memset(w, 0, sizeof *w);
+    w->cache = f->cache;
+    w->num_tokens = f->num_tokens;
+    w->k_row_stride = f->k_row_stride;
+    w->v_row_stride = f->v_row_stride;
+    w->k_scale = f->k_scale;
+    w->v_scale = f->v_scale;
+}
+
 void pkvi_case_free(pkvi_case *c)
 {
     free(c->k);
@@ -56,12 +67,7 @@ int pkvi_case_random(pkvi_case *c, pkvi_rng *r, uint32_t nkv, uint32_t hd, uint3
     c->f.k_scale = k_scales[pkvi_rng_next(r) % 4];
     c->f.v_scale = v_scales[pkvi_rng_next(r) % 4];
     c->f.k_inv_scale = 1.0f / c->f.k_scale;
-    c->w.cache = c->f.cache;
-    c->w.num_tokens = tokens;
-    c->w.k_row_stride = c->f.k_row_stride;
-    c->w.v_row_stride = c->f.v_row_stride;
-    c->w.k_scale = c->f.k_scale;
-    c->w.v_scale = c->f.v_scale;
+    pkvi_write_desc_like(&c->w, &c->f);
     c->src_elems = (size_t)tokens * (row + 10) + 1; /* the largest row stride above */
     c->shift = (int)(pkvi_rng_next(r) % 2);
     c->k = malloc(c->src_elems * 2);

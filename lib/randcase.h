@@ -22,4 +22,8 @@ int pkvi_case_random(pkvi_case *c, pkvi_rng *r, uint32_t nkv, uint32_t hd, uint3
 
 void pkvi_case_free(pkvi_case *c);
 
+/* A write descriptor for the same cache, token count, row strides and scales as f, so that
+ * one case serves the write ops and the fused ops. */
+void pkvi_write_desc_like(pkv_write_desc *w, const pkv_fused_desc *f);
+
 #endif

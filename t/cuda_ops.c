@@ -6,6 +6,7 @@
 #include "tap.h"
 #include "gpu.h"
 #include "refkit.h"
+#include "randcase.h"
 #include "pagedkv.h"
 
 #include <stdlib.h>
@@ -50,12 +51,7 @@ static void make(gcase *c, uint32_t nkv, uint32_t hd, uint32_t bs, uint32_t toke
         c->f.mrope_section[2] = c->f.rotary_dim / 6;
         c->f.mrope_section[0] = c->f.rotary_dim / 2 - 2 * (c->f.rotary_dim / 6);
     }
-    c->w.cache = c->f.cache;
-    c->w.num_tokens = tokens;
-    c->w.k_row_stride = c->f.k_row_stride;
-    c->w.v_row_stride = c->f.v_row_stride;
-    c->w.k_scale = c->f.k_scale;
-    c->w.v_scale = c->f.v_scale;
+    pkvi_write_desc_like(&c->w, &c->f);
     c->src_elems = (size_t)tokens * (row + 3) + 1;
     c->pool_elems = (size_t)(c->f.cache.num_blocks * bstride);
     c->k = kit_alloc(c->src_elems * 2);
