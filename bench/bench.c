@@ -54,6 +54,10 @@ static stats timed(int what, const bench_case *b, int graph, void *st, uint64_t 
     pkvi_CUgraphExec ge = NULL;
     size_t n = b->nsets;
     float us[ITERS];
+    /* copies rotate through the scratch buffers like the ops through their sets, so that both
+     * stream from HBM rather than L2 */
+    size_t span = (copy_bytes + 255) / 256 * 256, copies = pkvi_bench_sets(copy_bytes);
+    if (span && SCRATCH_BYTES / span < copies) copies = SCRATCH_BYTES / span;
     if (graph && !copy_bytes) {
         if (pkvi_cuda_enter(pkvi_bench_gpu)) pkvi_bench_die("context");
         pkvi_bench_cu_check(cu->cuStreamBeginCapture(st, 0), "cuStreamBeginCapture");
@@ -70,12 +74,7 @@ static stats timed(int what, const bench_case *b, int graph, void *st, uint64_t 
     pkvi_bench_cu_check(cu->cuEventCreate(&e1, 0), "cuEventCreate");
     pkvi_cuda_leave(pkvi_bench_gpu);
     for (int i = -5; i < ITERS; i++) {
-        /* copies rotate through the scratch buffers like the ops through their sets, so that
-         * both stream from HBM rather than L2 */
-        size_t span = (copy_bytes + 255) / 256 * 256, nspan = SCRATCH_BYTES / (span ? span : 1);
-        size_t off =
-            span * ((size_t)(i + 5) %
-                    (nspan < pkvi_bench_sets(copy_bytes) ? nspan : pkvi_bench_sets(copy_bytes)));
+        size_t off = span * ((size_t)(i + 5) % copies);
         pkvi_cuda_enter(pkvi_bench_gpu);
         cu->cuEventRecord(e0, st);
         if (copy_bytes)

@@ -24,7 +24,7 @@ int fz_convert(const uint8_t *data, size_t size)
                     u, pkv_bf16_from_f32(x), bf16_arith(x), pkv_e4m3_from_f32(x), e4m3_arith(x));
             abort();
         }
-        if (model_bits(pkv_bf16_to_f32((uint16_t)u)) != (u & 0xffffu) << 16) abort();
+        if (bits(pkv_bf16_to_f32((uint16_t)u)) != (u & 0xffffu) << 16) abort();
         {
             float d = pkv_e4m3_to_f32((uint8_t)u);
             if ((u & 0x7f) != 0x7f && (double)fabsf(d) != e4m3_value(u & 0x7f)) abort();

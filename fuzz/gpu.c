@@ -4,6 +4,7 @@
 #include "fuzz.h"
 #include "pagedkv.h"
 #include "../lib/cuda_plan.h"
+#include "../t/bits.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,13 +28,6 @@ static int same_or_both_nan(uint32_t a, uint32_t b)
     return a == b || ((a & 0x7fffffffu) > 0x7f800000u && (b & 0x7fffffffu) > 0x7f800000u);
 }
 
-static uint32_t bits_of(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return u;
-}
-
 void fz_gpu_numerics(const uint32_t *in, uint32_t n)
 {
     pkv_cuda *h = fz_gpu();
@@ -45,21 +39,19 @@ void fz_gpu_numerics(const uint32_t *in, uint32_t n)
         abort();
     }
     for (uint32_t i = 0; i < n; i++) {
-        float x, s, c;
+        float x = f32(in[i]), s, c;
         const uint32_t *o = out + 8 * (size_t)i;
-        memcpy(&x, &in[i], 4);
         pkv_sincosf_cr(x, &s, &c);
         /* rsqrt of a negative or NaN input is a NaN whose sign and payload the platforms
          * choose; no written byte depends on them (the BF16 and E4M3 casts canonicalise) */
-        if (o[0] != bits_of(s) || o[1] != bits_of(c) || o[2] != bits_of(s) || o[3] != bits_of(c) ||
-            !same_or_both_nan(o[4], bits_of(pkv_rsqrtf_cr(x))) || o[5] != pkv_bf16_from_f32(x) ||
-            o[6] != pkv_e4m3_from_f32(x) || o[7] != bits_of(pkv_bf16_to_f32((uint16_t)in[i]))) {
+        if (o[0] != bits(s) || o[1] != bits(c) || o[2] != bits(s) || o[3] != bits(c) ||
+            !same_or_both_nan(o[4], bits(pkv_rsqrtf_cr(x))) || o[5] != pkv_bf16_from_f32(x) ||
+            o[6] != pkv_e4m3_from_f32(x) || o[7] != bits(pkv_bf16_to_f32((uint16_t)in[i]))) {
             fprintf(stderr,
                     "pagedkv fuzz: GPU numerics of 0x%08x differ: sin %08x %08x/%08x cos %08x "
                     "%08x/%08x rsqrt %08x/%08x bf16 %04x/%04x e4m3 %02x/%02x\n",
-                    in[i], o[0], o[2], bits_of(s), o[1], o[3], bits_of(c), o[4],
-                    bits_of(pkv_rsqrtf_cr(x)), o[5], pkv_bf16_from_f32(x), o[6],
-                    pkv_e4m3_from_f32(x));
+                    in[i], o[0], o[2], bits(s), o[1], o[3], bits(c), o[4], bits(pkv_rsqrtf_cr(x)),
+                    o[5], pkv_bf16_from_f32(x), o[6], pkv_e4m3_from_f32(x));
             abort();
         }
     }

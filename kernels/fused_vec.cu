@@ -3,7 +3,7 @@
 // (token, head) item, loaded and stored 16 bytes at a time; an item takes `group` threads, a
 // block `ipb` items, so at prefill sizes a block holds several tokens and at decode sizes the
 // heads of a token run side by side. E is 8, and 16 for op 8 when head_dim allows (measured
-// on the H200: faster there, slower for ops 5-7, whose blocks then wait longer for sin/cos).
+// on the H200 at 8ba1162: faster there, slower for ops 5-7, whose RoPE part grew).
 //
 // The sum of squares is still the normative tree (ref/tree.h): a thread holds L leaves
 // (E elements, or E / 2 pairs for op 8), so the 32-leaf chunk of the tree spans 32 / L adjacent
@@ -15,12 +15,10 @@
 #include "kernels.cuh"
 
 #define PKVK_VEC_THREADS 256
-#ifndef PKVK_VEC8_BLOCKS /* blocks per multiprocessor the register allocation aims at */
+/* blocks per multiprocessor the register allocation aims at: 64 and 80 registers, the
+ * fewest spills the ptxas reports showed for 8 and 16 elements per thread */
 #define PKVK_VEC8_BLOCKS 4
-#endif
-#ifndef PKVK_VEC16_BLOCKS
 #define PKVK_VEC16_BLOCKS 3
-#endif
 /* sin/cos slots: ipb * rotary_dim / 2 <= (256 / group) * (E / 2) * group = 128 E */
 #define PKVK_VEC_PAIRS(E) (128 * (E))
 

@@ -4,16 +4,10 @@
 #ifndef PKV_CONV_MODEL_H
 #define PKV_CONV_MODEL_H
 
+#include "bits.h"
+
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
-
-static inline uint32_t model_bits(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return u;
-}
 
 /* Round |x| to 8 significant bits at the binary32 exponent range (quantum 2^(e-8), never
  * below the subnormal quantum 2^-133), ties to even by rint, overflow past the largest BF16
@@ -24,12 +18,12 @@ static inline uint16_t bf16_arith(float x)
     double a = fabs((double)x), y;
     int e;
     if (isnan(x)) return 0x7fff;
-    if (isinf(x) || a == 0.0) return (uint16_t)(model_bits(x) >> 16);
+    if (isinf(x) || a == 0.0) return (uint16_t)(bits(x) >> 16);
     frexp(a, &e);
     e = (e > -125 ? e : -125) - 8;
     y = ldexp(rint(ldexp(a, -e)), e);
     if (y >= 0x1p128) return (uint16_t)(sign | 0x7f80);
-    return (uint16_t)(sign | (model_bits((float)y) >> 16));
+    return (uint16_t)(sign | (bits((float)y) >> 16));
 }
 
 /* E4M3 from the OCP definition: exponent field e (bias 7), mantissa m of 3 bits. */

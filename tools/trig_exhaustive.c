@@ -7,6 +7,7 @@
  * mpfr_subnormalize after each correctly rounded call. Exit status 1 on any mismatch. */
 #include "config.h"
 #include "pagedkv.h"
+#include "../t/bits.h"
 #include "../t/par.h"
 #include "cr_trig.h"
 
@@ -20,13 +21,6 @@
 typedef struct stats {
     par_result sin_r, cos_r;
 } stats;
-
-static uint32_t bits(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return u;
-}
 
 /* MPFR's correctly rounded binary32 result for a finite x. */
 static float mpfr_f32(mpfr_t y, mpfr_t a, float x, int cosine)
@@ -53,8 +47,7 @@ static void check(uint64_t b, uint64_t e, uint64_t stride, void *ctx, par_result
     mpfr_inits2(24, a, y, (mpfr_ptr)0);
     for (uint64_t i = b; i < e; i += stride) {
         uint32_t u = (uint32_t)i;
-        float x, s, c, ms, mc;
-        memcpy(&x, &u, 4);
+        float x = f32(u), s, c, ms, mc;
         pkvi_sincosf_cr(x, &s, &c, &slow);
         sr.checked++;
         cr.checked++;

@@ -1,8 +1,8 @@
 /* trig_reduce_check: the Cody-Waite reduction of ref/cr_trig.h against Payne-Hanek on every
- * binary32 input it serves (0x3f490fdb <= |x| < 2^20): the quadrants must agree where the
- * reduced argument is not at a quadrant boundary, and the measured relative error of r and the
- * smallest |r| are printed; exit status 1 if the error exceeds the 2^-51.4 the fast path's
- * bound allows. Run by `make check-trig-reduce`. */
+ * binary32 input it serves (0x3f490fdb <= |x| < 2^20). Where the two pick different quadrants
+ * (r at +-pi/4) their r differ by pi/2, which is added back before comparing. It prints how
+ * often that happened, the largest relative error of r and the smallest |r|; exit status 1 if
+ * the error exceeds the 2^-51.4 that the fast path's bound allows. `make check-trig-reduce`. */
 #include "config.h"
 #include "cr_trig.h"
 
