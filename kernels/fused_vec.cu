@@ -9,9 +9,11 @@
 // (E elements, or E / 2 pairs for op 8), so the 32-leaf chunk of the tree spans 32 / L adjacent
 // threads. Butterfly levels with off >= L pair leaf l with leaf l ^ off, which lives in thread
 // j ^ (off / L) at the same position: a shuffle. Levels with off < L pair leaves inside the
-// thread. The chunk sums go through shared memory and every thread finishes the tree over them
-// (padded with +0.0 to 32) with the reference's own pkvi_butterfly32. Groups are padded to
-// whole chunks, so a chunk never straddles items or warps.
+// thread. When an item is a power-of-two lane group of one warp, the chunk sums meet over
+// shuffles too (only the levels that pair real chunks: see the body); otherwise they go
+// through shared memory and every thread finishes the tree over them (padded with +0.0 to 32)
+// with the reference's own pkvi_butterfly32. Groups are padded to whole chunks, so a chunk
+// never straddles items or warps. Divisions by launch constants use kernels/fastdiv.h.
 #include "kernels.cuh"
 
 #define PKVK_VEC_THREADS 256
@@ -22,10 +24,11 @@
 /* sin/cos slots: ipb * rotary_dim / 2 <= (256 / group) * (E / 2) * group = 128 E */
 #define PKVK_VEC_PAIRS(E) (128 * (E))
 
-// a / b, in 32 bits when a fits (a 64-bit division is a long software sequence)
-__device__ __forceinline__ uint64_t pkvk_div(uint64_t a, unsigned b)
+// a / d with the launch's multiplier when a fits 32 bits (a 64-bit division, and even a
+// 32-bit one by a run-time divisor, is a long software sequence on the GPU)
+__device__ __forceinline__ uint64_t pkvk_div(uint64_t a, pkvk_div32 d)
 {
-    return a <= 0xffffffffull ? (unsigned)a / b : a / b;
+    return a <= 0xffffffffull ? pkvk_div32_q((uint32_t)a, d) : a / d.d;
 }
 
 template <int L> __device__ __forceinline__ float pkvk_chunk_tree(float *v)
@@ -74,11 +77,12 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
     __shared__ __align__(16) float normed[PKVK_VEC_THREADS * (E + 4)];
     __shared__ __align__(16) float cs[PKVK_VEC_PAIRS(E)], sn[PKVK_VEC_PAIRS(E)];
     const unsigned G = p.group, hd = p.g.head_dim, nh = p.g.num_kv_heads, half = p.rotary_dim / 2;
-    const unsigned tid = threadIdx.x, il = tid / G, j = tid - il * G, e0 = E * j;
+    const unsigned tid = threadIdx.x, il = pkvk_div32_q(tid, p.div_group), j = tid - il * G,
+                   e0 = E * j;
     const uint64_t items = (uint64_t)p.num_tokens * nh, item0 = (uint64_t)blockIdx.x * p.ipb;
-    const uint64_t item = item0 + il, t_first = pkvk_div(item0, nh);
+    const uint64_t item = item0 + il, t_first = pkvk_div(item0, p.div_heads);
     const bool live = il < p.ipb && item < items, mine = live && e0 < hd;
-    const uint64_t t = live ? pkvk_div(item, nh) : 0;
+    const uint64_t t = live ? pkvk_div(item, p.div_heads) : 0;
     const unsigned h = live ? (unsigned)(item - t * nh) : 0;
 
     uint4 xr[NV], wr[NV], vr[NV];
@@ -93,30 +97,41 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
 #pragma unroll
         for (int q = 0; q < NV; q++) {
             xr[q] = xs[q];
-            wr[q] = ((const uint4 *)((const unsigned short *)p.weight + e0))[q];
             if (OP8) vr[q] = vs[q];
         }
     }
     uint64_t off = 0;
-    int kind = live ? pkvi_slot_offset(((const long long *)p.slots)[t], p.g.num_slots,
-                                       p.g.block_size, p.g.block_stride, p.g.row, &off)
-                    : PKVI_SLOT_SKIP;
+    int kind = PKVI_SLOT_SKIP;
+    if (live) {
+        const long long slot = ((const long long *)p.slots)[t];
+        kind = pkvi_slot_kind(slot, p.g.num_slots);
+        if (kind == PKVI_SLOT_OK)
+            off = pkvi_slot_row_offset((uint64_t)slot, pkvk_div((uint64_t)slot, p.div_bs),
+                                       p.g.block_size, p.g.block_stride, p.g.row);
+    }
     if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)
         atomicAdd((unsigned long long *)p.oob, 1ull);
 
     // the sin and cos of every pair of the block's tokens, each once, on two threads: the
     // block has about twice as many threads as pairs at 8 heads, and one function each halves
     // the longest thread's work
-    uint64_t t_end = pkvk_div(item0 + p.ipb + nh - 1, nh);
+    uint64_t t_end = pkvk_div(item0 + p.ipb + nh - 1, p.div_heads);
     if (t_end > p.num_tokens) t_end = p.num_tokens;
     for (unsigned k = tid; half && k < 2 * (t_end - t_first) * half; k += blockDim.x) {
-        unsigned which = k & 1u, kk = k >> 1, tl = kk / half, pr = kk - tl * half;
+        unsigned which = k & 1u, kk = k >> 1, tl = pkvk_div32_q(kk, p.div_half),
+                 pr = kk - tl * half;
         int stream = p.mrope ? pkvi_mrope_stream(pr, p.section) : 0;
         float angle =
             __fmul_rn((float)((const unsigned *)p.pos[stream])[t_first + tl], p.inv_freq[pr]);
         (which ? cs : sn)[kk] = pkvi_sin_or_cos_cr(angle, (int)which);
     }
 
+    // the weights after the loop: every item reads the same ones (cache hits), and holding
+    // them across the loop cost registers and spills
+    if (mine)
+#pragma unroll
+        for (int q = 0; q < NV; q++)
+            wr[q] = ((const uint4 *)((const unsigned short *)p.weight + e0))[q];
     float x[E], wt[E], leaf[L];
 #pragma unroll
     for (int q = 0; q < NV; q++) {
@@ -128,15 +143,25 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
         leaf[k] =
             OP8 ? __fadd_rn(__fmul_rn(x[2 * k], x[2 * k]), __fmul_rn(x[2 * k + 1], x[2 * k + 1]))
                 : __fmul_rn(x[k], x[k]);
-    float chunk = pkvk_chunk_tree<L>(leaf);
-    if (j % CT == 0) csum[tid / CT] = chunk;
-    __syncthreads();
-    float sums[32];
+    float sum = pkvk_chunk_tree<L>(leaf); // every thread of the chunk holds its sum
     const unsigned chunks = G / CT;
+    if (G <= 32 && (G & (G - 1)) == 0) {
+        // The item is an aligned lane group of one warp and its chunk count a power of two.
+        // The chunk butterfly's levels with off >= chunks add the +0.0 padding to each real
+        // chunk sum, which leaves it as it is (a sum of squares is never -0.0, and a NaN
+        // stays a NaN, whose payload no byte depends on); the levels below pair real chunks,
+        // whose threads are off * CT lanes apart. So only those levels run, as shuffles.
+        for (unsigned off = chunks >> 1; off; off >>= 1)
+            sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, off * CT));
+    } else { // items straddle warps: the chunk sums go through shared memory
+        if (j % CT == 0) csum[tid / CT] = sum;
+        __syncthreads();
+        float sums[32];
 #pragma unroll
-    for (unsigned c = 0; c < 32; c++)
-        sums[c] = il < p.ipb && c < chunks ? csum[il * chunks + c] : 0.0f;
-    float sum = pkvi_butterfly32(sums);
+        for (unsigned c = 0; c < 32; c++)
+            sums[c] = il < p.ipb && c < chunks ? csum[il * chunks + c] : 0.0f;
+        sum = pkvi_butterfly32(sums);
+    }
     float rms = pkvi_rsqrt_cr(__fadd_rn(__fdiv_rn(sum, (float)hd), p.eps));
     // the normed values (op 8: rounded to BF16, held exactly as floats) stay in registers and
     // go to shared memory for the rotation partners in other threads
@@ -218,6 +243,12 @@ extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, PKVK_VEC8_BLOCKS)
     pkvk_fused_vec(const pkvk_fused_params p)
 {
     pkvk_fused_vec_body<false, 8>(p);
+}
+
+extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, PKVK_VEC16_BLOCKS)
+    pkvk_fused_vec16(const pkvk_fused_params p)
+{
+    pkvk_fused_vec_body<false, 16>(p);
 }
 
 extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, PKVK_VEC8_BLOCKS)

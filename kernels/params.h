@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "fastdiv.h"
+
 #define PKVK_MAX_PAIRS 256 /* PKV_MAX_FUSED_HEAD_DIM / 2 */
 
 typedef struct pkvk_geom {
@@ -37,6 +39,8 @@ typedef struct pkvk_fused_params {
     uint32_t mrope;
     uint32_t k_fp8;       /* K cache is FP8 (ops 7, 8) */
     uint32_t group, ipb;  /* 16-byte kernels: threads per (token, head) item, items per block */
+    /* 16-byte kernels: group, num_kv_heads, rotary_dim / 2 and block_size as divisors */
+    pkvk_div32 div_group, div_heads, div_half, div_bs;
     float eps, k_mul, v_mul; /* k_mul: k_inv_scale (op 7) or RN(1 / k_scale) (op 8) */
     float inv_freq[PKVK_MAX_PAIRS];
 } pkvk_fused_params;
