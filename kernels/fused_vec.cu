@@ -46,6 +46,15 @@ template <int L> __device__ __forceinline__ float pkvk_chunk_tree(float *v)
     return v[0];
 }
 
+// RN(position * inv_freq) of the block's pair kk (token t_first + kk / half, pair kk % half)
+__device__ __forceinline__ float pkvk_angle(const pkvk_fused_params &p, uint64_t t_first,
+                                            unsigned kk)
+{
+    const unsigned tl = pkvk_div32_q(kk, p.div_half), pr = kk - tl * (p.rotary_dim / 2);
+    const int stream = p.mrope ? pkvi_mrope_stream(pr, p.section) : 0;
+    return __fmul_rn((float)((const unsigned *)p.pos[stream])[t_first + tl], p.inv_freq[pr]);
+}
+
 // E4M3 of RN(v[k] * mul) for k = 0..7, packed in that order.
 __device__ __forceinline__ uint2 pkvk_e4m3x8(const float *v, float mul)
 {
@@ -112,18 +121,21 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
     if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)
         atomicAdd((unsigned long long *)p.oob, 1ull);
 
-    // the sin and cos of every pair of the block's tokens, each once, on two threads: the
-    // block has about twice as many threads as pairs at 8 heads, and one function each halves
-    // the longest thread's work
+    // the sin and cos of every pair of the block's tokens, each once. A small (latency-bound)
+    // call gives them to two threads, since the block has about twice as many threads as
+    // pairs at 8 heads; otherwise one thread reduces once and evaluates both polynomials,
+    // which issues far fewer instructions per pair
     uint64_t t_end = pkvk_div(item0 + p.ipb + nh - 1, p.div_heads);
     if (t_end > p.num_tokens) t_end = p.num_tokens;
-    for (unsigned k = tid; half && k < 2 * (t_end - t_first) * half; k += blockDim.x) {
-        unsigned which = k & 1u, kk = k >> 1, tl = pkvk_div32_q(kk, p.div_half),
-                 pr = kk - tl * half;
-        int stream = p.mrope ? pkvi_mrope_stream(pr, p.section) : 0;
-        float angle =
-            __fmul_rn((float)((const unsigned *)p.pos[stream])[t_first + tl], p.inv_freq[pr]);
-        (which ? cs : sn)[kk] = pkvi_sin_or_cos_cr(angle, (int)which);
+    const unsigned pairs = half ? (unsigned)(t_end - t_first) * half : 0u;
+    if (p.trig_split) {
+        for (unsigned k = tid; k < 2 * pairs; k += blockDim.x) {
+            unsigned which = k & 1u, kk = k >> 1;
+            (which ? cs : sn)[kk] = pkvi_sin_or_cos_cr(pkvk_angle(p, t_first, kk), (int)which);
+        }
+    } else {
+        for (unsigned kk = tid; kk < pairs; kk += blockDim.x)
+            pkvi_sincosf_cr(pkvk_angle(p, t_first, kk), &sn[kk], &cs[kk], 0);
     }
 
     // the weights after the loop: every item reads the same ones (cache hits), and holding
@@ -243,12 +255,6 @@ extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, PKVK_VEC8_BLOCKS)
     pkvk_fused_vec(const pkvk_fused_params p)
 {
     pkvk_fused_vec_body<false, 8>(p);
-}
-
-extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, PKVK_VEC16_BLOCKS)
-    pkvk_fused_vec16(const pkvk_fused_params p)
-{
-    pkvk_fused_vec_body<false, 16>(p);
 }
 
 extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, PKVK_VEC8_BLOCKS)

@@ -8,12 +8,6 @@
 
 #include <string.h>
 
-/* Ops 5-7 take 16 elements per thread (when head_dim % 16 == 0) if this is 1, else 8; op 8
- * always takes 16 where it can. A build-time switch so that both can be measured. */
-#ifndef PKVI_FUSED_E16
-#define PKVI_FUSED_E16 0
-#endif
-
 /* A device pointer may be 0 only for an empty buffer, and must be aligned to its element:
  * a misaligned one would fault inside the kernel, so it is rejected here. */
 #define NEEDA(op, ptr, elems, align)                                                               \
@@ -226,9 +220,7 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
          * head_dim allows), padded to whole chunks of 32 tree leaves (elements, or pairs for
          * op 8) */
         unsigned elems_per_chunk = op == PKV_OP_FUSED_FP8_KV ? 64u : 32u;
-        unsigned e = (op == PKV_OP_FUSED_FP8_KV || PKVI_FUSED_E16) && d->cache.head_dim % 16 == 0
-                         ? 16u
-                         : 8u;
+        unsigned e = op == PKV_OP_FUSED_FP8_KV && d->cache.head_dim % 16 == 0 ? 16u : 8u;
         uint64_t items = (uint64_t)d->num_tokens * d->cache.num_kv_heads, blocks;
         unsigned block;
         p->group =
@@ -245,6 +237,9 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
         p->div_heads = pkvk_div32_make(d->cache.num_kv_heads);
         p->div_half = pkvk_div32_make(d->rotary_dim / 2);
         p->div_bs = pkvk_div32_make(d->cache.block_size);
+        /* one block per multiprocessor or fewer: the call is latency-bound, so a pair's sin
+         * and cos go to two threads; otherwise one thread reduces once for both */
+        p->trig_split = blocks <= (uint64_t)h->sm_count;
         {
             uint64_t tokens = (p->ipb + d->cache.num_kv_heads - 1) / d->cache.num_kv_heads + 1;
             uint64_t angle_threads = 2 * tokens * (d->rotary_dim / 2);
@@ -259,7 +254,7 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
         if (op == PKV_OP_FUSED_FP8_KV)
             plan->kernel = e == 16 ? PKVI_K_FUSED_FP8_KV_VEC16 : PKVI_K_FUSED_FP8_KV_VEC;
         else
-            plan->kernel = e == 16 ? PKVI_K_FUSED_VEC16 : PKVI_K_FUSED_VEC;
+            plan->kernel = PKVI_K_FUSED_VEC;
         plan->grid = (unsigned)blocks;
         plan->block = block;
     } else if (op == PKV_OP_FUSED_FP8_KV) {
