@@ -46,6 +46,21 @@ template <int L> __device__ __forceinline__ float pkvk_chunk_tree(float *v)
     return v[0];
 }
 
+// A 16-byte global -> shared copy that holds no register while in flight (sm_80+), and the
+// wait for this thread's copies, after which it sees them.
+__device__ __forceinline__ void pkvk_cp_async16(void *smem, const void *gmem)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(smem)),
+                 "l"(gmem)
+                 : "memory");
+}
+
+__device__ __forceinline__ void pkvk_cp_async_wait()
+{
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+
 // RN(position * inv_freq) of the block's pair kk (token t_first + kk / half, pair kk % half)
 __device__ __forceinline__ float pkvk_angle(const pkvk_fused_params &p, uint64_t t_first,
                                             unsigned kk)
@@ -94,32 +109,24 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
     const uint64_t t = live ? pkvk_div(item, p.div_heads) : 0;
     const unsigned h = live ? (unsigned)(item - t * nh) : 0;
 
-    uint4 xr[NV], wr[NV], vr[NV];
-#pragma unroll
-    for (int q = 0; q < NV; q++)
-        xr[q] = wr[q] = vr[q] = make_uint4(0, 0, 0, 0);
-    if (mine) { // issued before the slot is known: the reads overlap
+    // This thread's K (and V) come into its own slots of `normed` by cp.async, in flight
+    // during the sin/cos loop without holding registers (held in registers, they were spilled
+    // to local memory by stores that waited for the loads). Each thread reads back only what
+    // it copied, before it writes its normed values there.
+    float *const mine_smem = normed + tid * (E + 4);
+    if (mine) {
         const uint4 *xs =
             (const uint4 *)((const unsigned short *)p.key + t * p.k_stride + (uint64_t)h * hd + e0);
         const uint4 *vs = (const uint4 *)((const unsigned short *)p.value + t * p.v_stride +
                                           (uint64_t)h * hd + e0);
 #pragma unroll
         for (int q = 0; q < NV; q++) {
-            xr[q] = xs[q];
-            if (OP8) vr[q] = vs[q];
+            pkvk_cp_async16((uint4 *)mine_smem + q, xs + q);
+            if (OP8) pkvk_cp_async16((uint4 *)mine_smem + NV + q, vs + q);
         }
     }
-    uint64_t off = 0;
-    int kind = PKVI_SLOT_SKIP;
-    if (live) {
-        const long long slot = ((const long long *)p.slots)[t];
-        kind = pkvi_slot_kind(slot, p.g.num_slots);
-        if (kind == PKVI_SLOT_OK)
-            off = pkvi_slot_row_offset((uint64_t)slot, pkvk_div((uint64_t)slot, p.div_bs),
-                                       p.g.block_size, p.g.block_stride, p.g.row);
-    }
-    if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)
-        atomicAdd((unsigned long long *)p.oob, 1ull);
+    // the slot is read now and classified after the loop, when the read has landed
+    const long long slot = live ? ((const long long *)p.slots)[t] : -1;
 
     // the sin and cos of every pair of the block's tokens, each once. A small (latency-bound)
     // call gives them to two threads, since the block has about twice as many threads as
@@ -138,12 +145,25 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
             pkvi_sincosf_cr(pkvk_angle(p, t_first, kk), &sn[kk], &cs[kk], 0);
     }
 
-    // the weights after the loop: every item reads the same ones (cache hits), and holding
-    // them across the loop cost registers and spills
-    if (mine)
+    uint64_t off = 0;
+    const int kind = pkvi_slot_kind(slot, p.g.num_slots);
+    if (kind == PKVI_SLOT_OK)
+        off = pkvi_slot_row_offset((uint64_t)slot, pkvk_div((uint64_t)slot, p.div_bs),
+                                   p.g.block_size, p.g.block_stride, p.g.row);
+    if (live && kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)
+        atomicAdd((unsigned long long *)p.oob, 1ull);
+    // the weights after the loop too: every item reads the same ones (cache hits)
+    uint4 xr[NV], wr[NV], vr[NV];
+    pkvk_cp_async_wait();
 #pragma unroll
-        for (int q = 0; q < NV; q++)
+    for (int q = 0; q < NV; q++) {
+        xr[q] = wr[q] = vr[q] = make_uint4(0, 0, 0, 0);
+        if (mine) {
+            xr[q] = ((const uint4 *)mine_smem)[q];
+            if (OP8) vr[q] = ((const uint4 *)mine_smem)[NV + q];
             wr[q] = ((const uint4 *)((const unsigned short *)p.weight + e0))[q];
+        }
+    }
     float x[E], wt[E], leaf[L];
 #pragma unroll
     for (int q = 0; q < NV; q++) {

@@ -256,7 +256,7 @@ PKV_HD double pkvi_trig_fast_r(const pkvi_trig_arg *t)
 
 /* The accurate path of pkvi_trig_eval (which = 0: sin, 1: cos): the reduced argument in
  * double-double and the series to 2^-108. */
-PKV_HD float pkvi_trig_eval_accurate(const pkvi_trig_arg *t, int which, int negate, int *slow)
+PKV_HD_COLD float pkvi_trig_eval_accurate(const pkvi_trig_arg *t, int which, int negate, int *slow)
 {
     const pkvi_dd PIO2 = {0x1.921fb54442d18p+0, 0x1.1a62633145c07p-54};
     pkvi_trig_arg ph;

@@ -7,8 +7,12 @@
 
 #if defined(__CUDACC__)
 #define PKV_HD static __host__ __device__ __forceinline__
+/* a rarely taken path, kept out of line so that it does not raise the register count of
+ * the code that calls it */
+#define PKV_HD_COLD static __host__ __device__ __noinline__
 #else
 #define PKV_HD static inline
+#define PKV_HD_COLD static inline
 #endif
 
 PKV_HD uint32_t pkvi_f32_bits(float x)
