@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 typedef struct pkvk_div32 {
-    uint32_t d, m;      /* divisor (>= 1), multiplier */
-    uint32_t s1, s2;    /* shifts: min(l, 1) and l - s1, l = ceil(log2 d) */
+    uint32_t d, m;   /* divisor (>= 1), multiplier */
+    uint32_t s1, s2; /* shifts: min(l, 1) and l - s1, l = ceil(log2 d) */
 } pkvk_div32;
 
 /* d >= 1 (0 gives the divisor 1: the kernels never divide by an absent quantity). */
@@ -20,7 +20,8 @@ static inline pkvk_div32 pkvk_div32_make(uint32_t d)
     pkvk_div32 r;
     uint32_t l = 0;
     if (d == 0) d = 1;
-    while (l < 32 && ((uint64_t)1 << l) < d) l++;
+    while (l < 32 && ((uint64_t)1 << l) < d)
+        l++;
     r.d = d;
     /* m = floor(2^32 (2^l - d) / d) + 1 < 2^32; 2^l - d < 2^32, so the shift fits 64 bits */
     r.m = (uint32_t)(((((uint64_t)1 << l) - d) << 32) / d + 1);

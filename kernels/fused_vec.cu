@@ -3,7 +3,9 @@
 // (token, head) item, loaded and stored 16 bytes at a time; an item takes `group` threads, a
 // block `ipb` items, so at prefill sizes a block holds several tokens and at decode sizes the
 // heads of a token run side by side. E is 8, and 16 for op 8 when head_dim allows (measured
-// on the H200 at 8ba1162: faster there, slower for ops 5-7, whose RoPE part grew).
+// on the H200 at 8ba1162: faster there, slower for ops 5-7; at 4180ff4 still no faster for
+// ops 5-7). K and V rows arrive by cp.async while the block computes its sin and cos; a
+// thread evaluates both for a pair (one reduction) unless the call is latency-bound.
 //
 // The sum of squares is still the normative tree (ref/tree.h): a thread holds L leaves
 // (E elements, or E / 2 pairs for op 8), so the 32-leaf chunk of the tree spans 32 / L adjacent
@@ -18,7 +20,8 @@
 
 #define PKVK_VEC_THREADS 256
 /* blocks per multiprocessor the register allocation aims at: 64 and 80 registers, the
- * fewest spills the ptxas reports showed for 8 and 16 elements per thread */
+ * fewest spills the ptxas reports showed for 8 and 16 elements per thread (3 blocks for E = 8,
+ * 68 registers and no spills, measured 10-18% slower on the H200 at ecb0d17) */
 #define PKVK_VEC8_BLOCKS 4
 #define PKVK_VEC16_BLOCKS 3
 /* sin/cos slots: ipb * rotary_dim / 2 <= (256 / group) * (E / 2) * group = 128 E */

@@ -25,21 +25,23 @@ static void check(uint32_t n, pkvk_div32 v)
     uint32_t got = pkvk_div32_q(n, v), want = n / v.d;
     checked++;
     if (got != want && wrong++ < 5)
-        diag("%u / %u: got %u, want %u", (unsigned)n, (unsigned)v.d, (unsigned)got,
-             (unsigned)want);
+        diag("%u / %u: got %u, want %u", (unsigned)n, (unsigned)v.d, (unsigned)got, (unsigned)want);
 }
 
 static void edges(uint32_t d)
 {
     pkvk_div32 v = pkvk_div32_make(d);
     uint32_t top = UINT32_MAX / d * d; /* the largest multiple of d */
-    const uint32_t n[] = {0,       1,       2,       d - 1,   d,          d + 1,
-                          2 * d - 1, 2 * d, 3 * d - 1, top,   top - 1,    top - d,
+    const uint32_t n[] = {0,           1,           2,          d - 1,
+                          d,           d + 1,       2 * d - 1,  2 * d,
+                          3 * d - 1,   top,         top - 1,    top - d,
                           top - d + 1, top - d - 1, UINT32_MAX, UINT32_MAX - 1,
                           0x80000000u, 0x7fffffffu};
-    for (size_t i = 0; i < sizeof n / sizeof n[0]; i++) check(n[i], v);
+    for (size_t i = 0; i < sizeof n / sizeof n[0]; i++)
+        check(n[i], v);
     if (top < UINT32_MAX) check(top + 1, v);
-    for (int i = 0; i < 8; i++) check((uint32_t)rng(), v);
+    for (int i = 0; i < 8; i++)
+        check((uint32_t)rng(), v);
 }
 
 static uint64_t run(const char *what, void (*body)(void))
@@ -53,7 +55,8 @@ static uint64_t run(const char *what, void (*body)(void))
 
 static void small_divisors(void)
 {
-    for (uint32_t d = 1; d <= 65536; d++) edges(d);
+    for (uint32_t d = 1; d <= 65536; d++)
+        edges(d);
 }
 
 static void powers_of_two(void)
@@ -83,8 +86,10 @@ static void consecutive(void)
     uint64_t stride = tap_sample_stride();
     for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++) {
         pkvk_div32 v = pkvk_div32_make(ds[i]);
-        for (uint64_t n = 0; n < (1u << 22); n += stride) check((uint32_t)n, v);
-        for (uint64_t n = 0; n < (1u << 22); n += stride) check(UINT32_MAX - (uint32_t)n, v);
+        for (uint64_t n = 0; n < (1u << 22); n += stride)
+            check((uint32_t)n, v);
+        for (uint64_t n = 0; n < (1u << 22); n += stride)
+            check(UINT32_MAX - (uint32_t)n, v);
     }
 }
 
