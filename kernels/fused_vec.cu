@@ -188,7 +188,7 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
         // whose threads are off * CT lanes apart. So only those levels run, as shuffles.
         for (unsigned off = chunks >> 1; off; off >>= 1)
             sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, off * CT));
-    } else { // items straddle warps: the chunk sums go through shared memory
+    } else { // items that straddle warps: the chunk sums go through shared memory
         if (j % CT == 0) csum[tid / CT] = sum;
         __syncthreads();
         float sums[32];
