@@ -7,7 +7,7 @@
 #ifndef PKV_FASTDIV_H
 #define PKV_FASTDIV_H
 
-#include <stdint.h>
+#include "../ref/hd.h"
 
 typedef struct pkvk_div32 {
     uint32_t d, m;   /* divisor (>= 1), multiplier */
@@ -30,22 +30,15 @@ static inline pkvk_div32 pkvk_div32_make(uint32_t d)
     return r;
 }
 
-#if defined(__CUDACC__)
-static __host__ __device__ __forceinline__ uint32_t pkvk_div32_q(uint32_t n, pkvk_div32 v)
+/* n / v.d */
+PKV_HD uint32_t pkvk_div32_q(uint32_t n, pkvk_div32 v)
 {
 #if defined(__CUDA_ARCH__)
-    uint32_t t = __umulhi(v.m, n);
+    uint32_t t = __umulhi(v.m, n); /* nvcc keeps the 64-bit form as a wide multiply */
 #else
     uint32_t t = (uint32_t)(((uint64_t)v.m * n) >> 32);
 #endif
     return (t + ((n - t) >> v.s1)) >> v.s2;
 }
-#else
-static inline uint32_t pkvk_div32_q(uint32_t n, pkvk_div32 v)
-{
-    uint32_t t = (uint32_t)(((uint64_t)v.m * n) >> 32);
-    return (t + ((n - t) >> v.s1)) >> v.s2;
-}
-#endif
 
 #endif

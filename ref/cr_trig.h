@@ -254,37 +254,37 @@ PKV_HD double pkvi_trig_fast_r(const pkvi_trig_arg *t)
     return t->cw ? t->r : t->small ? t->f.hi : (t->f.hi + t->f.lo) * PIO2_HI;
 }
 
+/* f, the magnitude of sin (which = 0) or cos (which = 1) of a reduced argument, with its sign:
+ * cos(x) = sin(x + pi/2), and quadrants 2 and 3 negate; negate: x < 0, for sin. */
+PKV_HD float pkvi_trig_signed(const pkvi_trig_arg *t, int which, int negate, float f)
+{
+    return (((t->q + which) & 3) >> 1) ^ negate ? -f : f;
+}
+
 /* The accurate path of pkvi_trig_eval (which = 0: sin, 1: cos): the reduced argument in
  * double-double and the series to 2^-108. */
 PKV_HD_COLD float pkvi_trig_eval_accurate(const pkvi_trig_arg *t, int which, int negate, int *slow)
 {
     const pkvi_dd PIO2 = {0x1.921fb54442d18p+0, 0x1.1a62633145c07p-54};
     pkvi_trig_arg ph;
-    pkvi_dd rr, yy;
-    int q, use_cos, neg;
-    float f;
+    pkvi_dd rr;
     if (t->cw) { /* the accurate path needs Payne-Hanek's 2^-100; its quadrant may differ */
         ph = pkvi_trig_reduce_large(t->a);
         t = &ph;
     }
-    q = (t->q + which) & 3; /* cos(x) = sin(x + pi/2) */
-    use_cos = q & 1;
-    neg = (q >> 1) ^ negate;
     rr = t->small ? t->f : pkvi_dd_mul(t->f, PIO2);
-    yy = use_cos ? pkvi_cos_dd(rr) : pkvi_sin_dd(rr);
     if (slow) (*slow)++;
-    f = pkvi_dd_to_f32(yy);
-    return neg ? -f : f;
+    return pkvi_trig_signed(
+        t, which, negate,
+        pkvi_dd_to_f32((t->q + which) & 1 ? pkvi_cos_dd(rr) : pkvi_sin_dd(rr)));
 }
 
 /* which = 0: sin, 1: cos. The quadrant rotates which function of r is evaluated. */
 PKV_HD float pkvi_trig_eval(const pkvi_trig_arg *t, int which, int negate, int *slow)
 {
-    int q = (t->q + which) & 3;
-    int use_cos = q & 1, neg = (q >> 1) ^ negate;
     double r = pkvi_trig_fast_r(t);
-    float f = pkvi_trig_round_fast(use_cos ? pkvi_cos_poly(r) : pkvi_sin_poly(r));
-    if (f == f) return neg ? -f : f;
+    float f = pkvi_trig_round_fast((t->q + which) & 1 ? pkvi_cos_poly(r) : pkvi_sin_poly(r));
+    if (f == f) return pkvi_trig_signed(t, which, negate, f);
     return pkvi_trig_eval_accurate(t, which, negate, slow);
 }
 
@@ -298,7 +298,6 @@ PKV_HD void pkvi_sincosf_cr(float x, float *s, float *c, int *slow)
     pkvi_trig_arg t;
     double r, ys, yc;
     float fs, fc;
-    int odd, neg_s, neg_c;
     if ((u & 0x7fffffffu) >= 0x7f800000u) { /* NaN or Inf */
         *s = *c = pkvi_f32_from_bits(0x7fc00000u);
         return;
@@ -307,13 +306,11 @@ PKV_HD void pkvi_sincosf_cr(float x, float *s, float *c, int *slow)
     r = pkvi_trig_fast_r(&t);
     ys = pkvi_sin_poly(r);
     yc = pkvi_cos_poly(r);
-    odd = t.q & 1;
-    neg_s = (t.q >> 1) ^ (int)(u >> 31);  /* sin x: q 0..3 -> sin r, cos r, -sin r, -cos r */
-    neg_c = ((t.q + 1) >> 1) & 1;          /* cos x: q 0..3 -> cos r, -sin r, -cos r, sin r */
-    fs = pkvi_trig_round_fast(odd ? yc : ys);
-    fc = pkvi_trig_round_fast(odd ? ys : yc);
-    *s = fs == fs ? (neg_s ? -fs : fs) : pkvi_trig_eval_accurate(&t, 0, (int)(u >> 31), slow);
-    *c = fc == fc ? (neg_c ? -fc : fc) : pkvi_trig_eval_accurate(&t, 1, 0, slow);
+    fs = pkvi_trig_round_fast(t.q & 1 ? yc : ys);
+    fc = pkvi_trig_round_fast(t.q & 1 ? ys : yc);
+    *s = fs == fs ? pkvi_trig_signed(&t, 0, (int)(u >> 31), fs)
+                  : pkvi_trig_eval_accurate(&t, 0, (int)(u >> 31), slow);
+    *c = fc == fc ? pkvi_trig_signed(&t, 1, 0, fc) : pkvi_trig_eval_accurate(&t, 1, 0, slow);
 }
 
 /* sin (which = 0) or cos (which = 1) of x alone: the kernels hand the two to two threads. */
