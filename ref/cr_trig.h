@@ -5,26 +5,25 @@
  * Special values: sin(+-0) = +-0, cos(+-0) = 1; NaN and +-Inf give the quiet NaN 0x7FC00000.
  *
  * Method and error analysis (doc/SPEC.md, appendix "Correctly rounded sine and cosine"):
- *  1. Reduction. |x| < 0x3f490fdb (just above pi/4): r = x exactly, quadrant 0. Below 2^20
- *     the fast path reduces by Cody-Waite (pkvi_trig_reduce_cw: r within 2^-51.9 |r|, inside
- *     the 2^-51.4 budget of step 2) and only the accurate path uses Payne-Hanek. Otherwise
- *     Payne-Hanek: x = m 2^e with m a 24-bit integer and e in [-24, 104]; x * 2/pi mod 4 is
- *     m times a 192-bit window of 2/pi's bits starting where m 2^e b_j 2^-j stops being a
- *     multiple of 4. The product gives the quadrant q and the fraction f in [-1/2, 1/2) with
- *     190 fraction bits; the bits of 2/pi past the window add less than 2^24 2^-190 = 2^-166.
- *     The smallest |f| of any binary32 input is far above 2^-60 (|x - k pi/2| over all floats),
- *     so f is known to better than 2^-100 relative; r = f pi/2.
- *  2. Fast path, binary64: r_d = RN(RN(f) * RN(pi/2)) has relative error below 2^-51.4; the
- *     Taylor polynomials (to r^19 for sin, r^20 for cos; truncation below 2^-63 for |r| <=
- *     0.786) add under 2^-52.4 of rounding error, and sin and cos do not amplify a relative
- *     error of r (|r cot r| <= 1, |r tan r| < 1). The result y is thus within 2^-50.5 |y|; the
- *     path is taken only when y (1 - 2^-47) and y (1 + 2^-47) round to the same binary32, so
- *     the exact value rounds to it too.
- *  3. Accurate path, double-double (about 2^-100 relative): taken for the rest, which the
- *     exhaustive tests show is about one input in four million; rounding the double-double to
- *     binary32 is exact (pkvi_dd_to_f32). sin and cos of a nonzero binary32 are transcendental,
- *     never a binary32 midpoint; the exhaustive comparison with MPFR on all 2^32 inputs
- *     (doc/VERIFICATION.md) shows no input is closer to one than this path resolves. */
+ *  1. Split. |x| = k pi/64 + r (mod 2 pi), |r| <= pi/128: below 2^20 by Cody-Waite with a
+ *     three-part pi/64 (pkvi_trig_split_cw); above, by Payne-Hanek's quadrant reduction
+ *     (x = m 2^e with m a 24-bit integer and e in [-24, 104]; x * 2/pi mod 4 is m times a
+ *     192-bit window of 2/pi's bits starting where m 2^e b_j 2^-j stops being a multiple of 4;
+ *     the product gives the quadrant q and the fraction f in [-1/2, 1/2) with 190 fraction
+ *     bits, the bits past the window adding less than 2^-166) followed by the nearest
+ *     multiple of 1/32 of a quadrant. r is within 2^-51.4 |r| (tools/trig_reduce_check
+ *     measures it on every input).
+ *  2. Fast path, binary64: sin and cos of u = (k mod 32) pi/64 + r from a table of the 32
+ *     sin and cos of j pi/64 and short Taylor polynomials in r (pkvi_trig_fast); the result y
+ *     is within 2^-50.2 |y|. The quadrant k / 32 picks and signs sin u or cos u. The path is
+ *     taken only when y (1 - 2^-47) and y (1 + 2^-47) round to the same binary32, so the exact
+ *     value rounds to it too.
+ *  3. Accurate path, double-double (about 2^-100 relative): taken for the rest, about one input
+ *     in four million: Payne-Hanek (none below pi/4) and series to 2^-108; rounding the
+ *     double-double to binary32 is exact (pkvi_dd_to_f32). sin and cos of a nonzero binary32
+ *     are transcendental, never a binary32 midpoint; the exhaustive comparison with MPFR on
+ *     all 2^32 inputs (doc/VERIFICATION.md) shows no input is closer to one than this path
+ *     resolves. */
 #ifndef PKV_CR_TRIG_H
 #define PKV_CR_TRIG_H
 
@@ -74,15 +73,11 @@ PKV_HD uint64_t pkvi_two_over_pi_bits(int j)
     return s ? (w[i] << s) | (w[i + 1] >> (64 - s)) : w[i];
 }
 
-/* The reduced argument of one input: x = (q + f) pi/2 with f in [-1/2, 1/2). f is a
- * normalised double-double. */
+/* Payne-Hanek's reduced argument: |x| = (q + f) pi/2 (mod 2 pi), f in [-1/2, 1/2) a normalised
+ * double-double. */
 typedef struct pkvi_trig_arg {
-    int q;      /* quadrant, 0..3 */
-    pkvi_dd f;  /* fraction of a quadrant; the argument is exact when the input is small */
-    int small;  /* 1: no reduction, f holds x itself (in radians, not quadrants) */
-    int cw;     /* 1: Cody-Waite, r alone is known (binary64, radians); f is not set */
-    double r;
-    uint32_t a; /* the bits of |x| */
+    int q; /* quadrant, 0..3 */
+    pkvi_dd f;
 } pkvi_trig_arg;
 
 /* Payne-Hanek for |x| >= 0x3f490fdb, a = the bits of |x|. */
@@ -90,9 +85,6 @@ PKV_HD pkvi_trig_arg pkvi_trig_reduce_large(uint32_t a)
 {
     pkvi_trig_arg out;
     uint64_t m = (a & 0x7fffffu) | 0x800000u;
-    out.cw = 0;
-    out.r = 0.0;
-    out.a = a;
     int e = (int)(a >> 23) - 150, j0 = e - 1, neg = 0, s;
     uint64_t w0 = pkvi_two_over_pi_bits(j0), w1 = pkvi_two_over_pi_bits(j0 + 64),
              w2 = pkvi_two_over_pi_bits(j0 + 128);
@@ -130,7 +122,6 @@ PKV_HD pkvi_trig_arg pkvi_trig_reduce_large(uint32_t a)
         s = 64 + lz;
     } else {
         out.f = pkvi_dd_make(0.0, 0.0);
-        out.small = 0;
         return out;
     }
     /* N = hi53 2^75 + rest 2^11 + (below 2^11); f = N 2^(-s-190) */
@@ -141,82 +132,122 @@ PKV_HD pkvi_trig_arg pkvi_trig_reduce_large(uint32_t a)
         out.f = pkvi_fast_two_sum(dh, dl);
         if (neg) out.f = pkvi_dd_neg(out.f);
     }
-    out.small = 0;
     return out;
 }
 
-/* Cody-Waite for 0x3f490fdb <= |x| < 2^20: k = the integer nearest RN(|x| 2/pi) (< 2^20),
- * r = ((|x| - k C1) - k C2) - k C3 with pi/2 = C1 + C2 + C3 + (below 2^-122), C1 and C2 of
- * 33 bits, so k C1 and k C2 are exact, |x| - k C1 is exact (a multiple of 2^-32 below 1), and
- * the two remaining roundings are relative to r; k C3 and the truncation of pi/2 add under
- * 2^-98 absolute, below 2^-70 |r| since every binary32 input in this range has |r| above
- * 2^-28 (tools/trig_reduce_check measures the minimum over all of them). */
-PKV_HD pkvi_trig_arg pkvi_trig_reduce_cw(uint32_t a)
+/* The fast path's split of |x|: |x| = k pi/64 + r (mod 2 pi), k taken mod 128 (the quadrant
+ * k / 32 and the table entry k % 32), r in binary64 with |r| <= pi/128 (1 + 2^-40). */
+typedef struct pkvi_trig_split {
+    uint32_t k;
+    double r;
+} pkvi_trig_split;
+
+/* Cody-Waite for |x| < 2^20: k = the integer nearest RN(|x| 64/pi) (< 2^25, read from the low
+ * bits of the rounding sum), r = ((|x| - k C1) - k C2) - k C3 with pi/64 = C1 + C2 + C3 + (below
+ * 2^-119): C1 and C2 of at most 28 bits, so k C1 and k C2 are exact, and |x| - k C1 is exact
+ * (for k >= 1 both are multiples of 2^-32 and the difference is below 2^-4). The two roundings
+ * left are relative to r; k C3 and the truncation add under 2^-87 absolute. */
+PKV_HD pkvi_trig_split pkvi_trig_split_cw(uint32_t a)
 {
-    const double C1 = 0x1.921fb544p+0, C2 = 0x1.0b4611a6p-34, C3 = 0x1.3198a2e037073p-69;
-    const double TWO_OVER_PI = 0x1.45f306dc9c883p-1, ROUND = 0x1.8p52; /* RN to an integer */
-    pkvi_trig_arg out;
-    double x = (double)pkvi_f32_from_bits(a), y = x * TWO_OVER_PI;
-    double k = (y + ROUND) - ROUND;
-    out.q = (int)((uint32_t)k & 3u);
+    const double C1 = 0x1.921fb54p-5, C2 = 0x1.10b461p-35, C3 = 0x1.a62633145c06ep-63;
+    const double SIXTYFOUR_OVER_PI = 0x1.45f306dc9c883p+4, ROUND = 0x1.8p52;
+    pkvi_trig_split out;
+    double x = (double)pkvi_f32_from_bits(a), kr = x * SIXTYFOUR_OVER_PI + ROUND, k = kr - ROUND;
+    out.k = (uint32_t)pkvi_f64_bits(kr); /* the significand's low bits: 2^51 + k */
     out.r = ((x - k * C1) - k * C2) - k * C3;
-    out.f = pkvi_dd_make(0.0, 0.0);
-    out.small = 0;
-    out.cw = 1;
-    out.a = a;
     return out;
 }
 
-PKV_HD pkvi_trig_arg pkvi_trig_reduce(float x)
+/* |x| >= 2^20: Payne-Hanek, then k = 32 q + j with j the integer nearest 32 f (|j| <= 16):
+ * f - j/32 is exact (Sterbenz: f.hi is within 1/64 of j/32), and r = RN(RN(f - j/32 + f.lo)
+ * RN(pi/2)), within 2^-51.4 |r| (2^-100 absolute of f is negligible: only j = 0, where r is
+ * relative to f itself, needs the relative error, as in the quadrant reduction). */
+PKV_HD pkvi_trig_split pkvi_trig_split_large(uint32_t a)
 {
-    uint32_t a = pkvi_f32_bits(x) & 0x7fffffffu;
-    pkvi_trig_arg out;
-    if (a < 0x3f490fdbu) {
-        out.q = 0;
-        out.f = pkvi_dd_make((double)pkvi_f32_from_bits(a), 0.0);
-        out.small = 1;
-        out.cw = 0;
-        out.r = 0.0;
-        out.a = a;
-        return out;
+    const double PIO2_HI = 0x1.921fb54442d18p+0, ROUND = 0x1.8p52;
+    pkvi_trig_arg t = pkvi_trig_reduce_large(a);
+    pkvi_trig_split out;
+    double jr = t.f.hi * 32.0 + ROUND, j = jr - ROUND;
+    out.k = ((uint32_t)t.q * 32u + (uint32_t)pkvi_f64_bits(jr)) & 127u; /* j mod 2^32 */
+    out.r = ((t.f.hi - j * 0x1p-5) + t.f.lo) * PIO2_HI;
+    return out;
+}
+
+PKV_HD pkvi_trig_split pkvi_trig_split_arg(uint32_t a)
+{
+    return a < 0x49800000u ? pkvi_trig_split_cw(a) : pkvi_trig_split_large(a);
+}
+
+/* RN(sin(j pi/64)), RN(cos(j pi/64)) for j = 0..31 (mpmath at 400 bits, rounded once). The
+ * device reads its own copy from global memory: each thread of a warp may want another entry,
+ * which constant memory would serialise. */
+#define PKVI_TRIG_TABLE                                                                          \
+    {                                                                                            \
+        {0.0, 0x1.0000000000000p+0}, {0x1.91f65f10dd814p-5, 0x1.ff621e3796d7ep-1},               \
+        {0x1.917a6bc29b42cp-4, 0x1.fd88da3d12526p-1},                                            \
+        {0x1.2c8106e8e613ap-3, 0x1.fa7557f08a517p-1},                                            \
+        {0x1.8f8b83c69a60bp-3, 0x1.f6297cff75cb0p-1},                                            \
+        {0x1.f19f97b215f1bp-3, 0x1.f0a7efb9230d7p-1},                                            \
+        {0x1.294062ed59f06p-2, 0x1.e9f4156c62ddap-1},                                            \
+        {0x1.58f9a75ab1fddp-2, 0x1.e212104f686e5p-1},                                            \
+        {0x1.87de2a6aea963p-2, 0x1.d906bcf328d46p-1},                                            \
+        {0x1.b5d1009e15cc0p-2, 0x1.ced7af43cc773p-1},                                            \
+        {0x1.e2b5d3806f63bp-2, 0x1.c38b2f180bdb1p-1},                                            \
+        {0x1.073879922ffeep-1, 0x1.b728345196e3ep-1},                                            \
+        {0x1.1c73b39ae68c8p-1, 0x1.a9b66290ea1a3p-1},                                            \
+        {0x1.30ff7fce17035p-1, 0x1.9b3e047f38741p-1},                                            \
+        {0x1.44cf325091dd6p-1, 0x1.8bc806b151741p-1},                                            \
+        {0x1.57d69348ceca0p-1, 0x1.7b5df226aafafp-1},                                            \
+        {0x1.6a09e667f3bcdp-1, 0x1.6a09e667f3bcdp-1},                                            \
+        {0x1.7b5df226aafafp-1, 0x1.57d69348ceca0p-1},                                            \
+        {0x1.8bc806b151741p-1, 0x1.44cf325091dd6p-1},                                            \
+        {0x1.9b3e047f38741p-1, 0x1.30ff7fce17035p-1},                                            \
+        {0x1.a9b66290ea1a3p-1, 0x1.1c73b39ae68c8p-1},                                            \
+        {0x1.b728345196e3ep-1, 0x1.073879922ffeep-1},                                            \
+        {0x1.c38b2f180bdb1p-1, 0x1.e2b5d3806f63bp-2},                                            \
+        {0x1.ced7af43cc773p-1, 0x1.b5d1009e15cc0p-2},                                            \
+        {0x1.d906bcf328d46p-1, 0x1.87de2a6aea963p-2},                                            \
+        {0x1.e212104f686e5p-1, 0x1.58f9a75ab1fddp-2},                                            \
+        {0x1.e9f4156c62ddap-1, 0x1.294062ed59f06p-2},                                            \
+        {0x1.f0a7efb9230d7p-1, 0x1.f19f97b215f1bp-3},                                            \
+        {0x1.f6297cff75cb0p-1, 0x1.8f8b83c69a60bp-3},                                            \
+        {0x1.fa7557f08a517p-1, 0x1.2c8106e8e613ap-3},                                            \
+        {0x1.fd88da3d12526p-1, 0x1.917a6bc29b42cp-4},                                            \
+        {0x1.ff621e3796d7ep-1, 0x1.91f65f10dd814p-5},                                            \
     }
-    if (a < 0x49800000u) return pkvi_trig_reduce_cw(a);
-    return pkvi_trig_reduce_large(a);
-}
+#if defined(__CUDACC__)
+static __device__ const double __align__(16) pkvi_trig_table_dev[32][2] = PKVI_TRIG_TABLE;
+#endif
+static const double pkvi_trig_table_host[32][2] = PKVI_TRIG_TABLE;
 
-/* sin(r) and cos(r) for |r| <= 0.786 in binary64 (Taylor, Horner in z = r^2). */
-PKV_HD double pkvi_sin_poly(double r)
+/* sin u and cos u for u = j pi/64 + r (j = k % 32, so u in [-pi/128, pi/2)): with S = sin(j
+ * pi/64), C = cos(j pi/64) from the table, sin u = S + (S (cos r - 1) + C sin r) and cos u =
+ * C + (C (cos r - 1) - S sin r). Taylor to r^7 (sin r) and r^8 (cos r - 1): truncation below
+ * 2^-61 relative for |r| <= pi/128. For j = 0 the result is sin r or cos r itself, within
+ * 2^-51.9; for j >= 1, S and C are at least sin(pi/64) and the result at least half of the
+ * table entry it starts from, so the table's rounding, the correction's (below 2^-56.9 of an
+ * at most 0.0246 correction) and the last addition's add up to under 2^-50.2 relative. */
+PKV_HD void pkvi_trig_fast(const pkvi_trig_split *sp, double *su, double *cu)
 {
-    double z = r * r;
-    double p = -0x1.2f49b46814157p-57;                 /* -1/19! */
-    p = 0x1.952c77030ad4ap-49 + z * p;                 /* 1/17! */
-    p = -0x1.ae7f3e733b81fp-41 + z * p;                /* -1/15! */
-    p = 0x1.6124613a86d09p-33 + z * p;                 /* 1/13! */
-    p = -0x1.ae64567f544e4p-26 + z * p;                /* -1/11! */
-    p = 0x1.71de3a556c734p-19 + z * p;                 /* 1/9! */
-    p = -0x1.a01a01a01a01ap-13 + z * p;                /* -1/7! */
-    p = 0x1.1111111111111p-7 + z * p;                  /* 1/5! */
-    p = -0x1.5555555555555p-3 + z * p;                 /* -1/3! */
-    return r + (r * z) * p;
+#if defined(__CUDA_ARCH__)
+    const double *T = pkvi_trig_table_dev[sp->k & 31u];
+#else
+    const double *T = pkvi_trig_table_host[sp->k & 31u];
+#endif
+    double r = sp->r, z = r * r, S = T[0], C = T[1];
+    double ps = -0x1.a01a01a01a01ap-13;                /* -1/7! */
+    ps = 0x1.1111111111111p-7 + z * ps;                /* 1/5! */
+    ps = -0x1.5555555555555p-3 + z * ps;               /* -1/3! */
+    double pc = 0x1.a01a01a01a01ap-16;                 /* 1/8! */
+    pc = -0x1.6c16c16c16c17p-10 + z * pc;              /* -1/6! */
+    pc = 0x1.5555555555555p-5 + z * pc;                /* 1/4! */
+    pc = -0.5 + z * pc;                                /* -1/2! */
+    double sr = r + (r * z) * ps, cm1 = z * pc;
+    *su = S + (S * cm1 + C * sr);
+    *cu = C + (C * cm1 - S * sr);
 }
 
-PKV_HD double pkvi_cos_poly(double r)
-{
-    double z = r * r;
-    double p = 0x1.e542ba4020225p-62;                  /* 1/20! */
-    p = -0x1.6827863b97d97p-53 + z * p;                /* -1/18! */
-    p = 0x1.ae7f3e733b81fp-45 + z * p;                 /* 1/16! */
-    p = -0x1.93974a8c07c9dp-37 + z * p;                /* -1/14! */
-    p = 0x1.1eed8eff8d898p-29 + z * p;                 /* 1/12! */
-    p = -0x1.27e4fb7789f5cp-22 + z * p;                /* -1/10! */
-    p = 0x1.a01a01a01a01ap-16 + z * p;                 /* 1/8! */
-    p = -0x1.6c16c16c16c17p-10 + z * p;                /* -1/6! */
-    p = 0x1.5555555555555p-5 + z * p;                  /* 1/4! */
-    p = -0.5 + z * p;                                  /* -1/2! */
-    return 1.0 + z * p;
-}
-
-/* The same in double-double: sin r = r (1 - z/(2.3) (1 - z/(4.5) (1 - ...))), to r^29;
+/* sin and cos of a double-double r, |r| <= 0.786: sin r = r (1 - z/(2.3) (1 - z/(4.5) (1 - ...))), to r^29;
  * cos r = 1 - z/(1.2) (1 - z/(3.4) (1 - ...)), to r^30. Truncation below 2^-108. */
 PKV_HD pkvi_dd pkvi_sin_dd(pkvi_dd r)
 {
@@ -247,80 +278,62 @@ PKV_HD float pkvi_trig_round_fast(double y)
     return pkvi_f32_bits(lo) == pkvi_f32_bits(hi) ? lo : pkvi_f32_from_bits(0x7fc00000u);
 }
 
-/* The binary64 argument the fast path evaluates its polynomial at. */
-PKV_HD double pkvi_trig_fast_r(const pkvi_trig_arg *t)
+/* f, the magnitude of sin (which = 0) or cos (which = 1) of a reduced argument in quadrant q,
+ * with its sign: cos(x) = sin(x + pi/2), and quadrants 2 and 3 negate; negate: x < 0, for sin. */
+PKV_HD float pkvi_trig_signed(int q, int which, int negate, float f)
 {
-    const double PIO2_HI = 0x1.921fb54442d18p+0;
-    return t->cw ? t->r : t->small ? t->f.hi : (t->f.hi + t->f.lo) * PIO2_HI;
+    return (((q + which) & 3) >> 1) ^ negate ? -f : f;
 }
 
-/* f, the magnitude of sin (which = 0) or cos (which = 1) of a reduced argument, with its sign:
- * cos(x) = sin(x + pi/2), and quadrants 2 and 3 negate; negate: x < 0, for sin. */
-PKV_HD float pkvi_trig_signed(const pkvi_trig_arg *t, int which, int negate, float f)
-{
-    return (((t->q + which) & 3) >> 1) ^ negate ? -f : f;
-}
-
-/* The accurate path of pkvi_trig_eval (which = 0: sin, 1: cos): the reduced argument in
- * double-double and the series to 2^-108. */
-PKV_HD_COLD float pkvi_trig_eval_accurate(const pkvi_trig_arg *t, int which, int negate, int *slow)
+/* The accurate path (which = 0: sin, 1: cos) of the input with bits a = |x|: the reduced
+ * argument in double-double (none below pi/4, else Payne-Hanek) and the series to 2^-108. */
+PKV_HD_COLD float pkvi_trig_eval_accurate(uint32_t a, int which, int negate, int *slow)
 {
     const pkvi_dd PIO2 = {0x1.921fb54442d18p+0, 0x1.1a62633145c07p-54};
-    pkvi_trig_arg ph;
+    pkvi_trig_arg t;
     pkvi_dd rr;
-    if (t->cw) { /* the accurate path needs Payne-Hanek's 2^-100; its quadrant may differ */
-        ph = pkvi_trig_reduce_large(t->a);
-        t = &ph;
+    if (a < 0x3f490fdbu) {
+        t.q = 0;
+        rr = pkvi_dd_make((double)pkvi_f32_from_bits(a), 0.0);
+    } else {
+        t = pkvi_trig_reduce_large(a);
+        rr = pkvi_dd_mul(t.f, PIO2);
     }
-    rr = t->small ? t->f : pkvi_dd_mul(t->f, PIO2);
     if (slow) (*slow)++;
     return pkvi_trig_signed(
-        t, which, negate,
-        pkvi_dd_to_f32((t->q + which) & 1 ? pkvi_cos_dd(rr) : pkvi_sin_dd(rr)));
+        t.q, which, negate,
+        pkvi_dd_to_f32((t.q + which) & 1 ? pkvi_cos_dd(rr) : pkvi_sin_dd(rr)));
 }
 
-/* which = 0: sin, 1: cos. The quadrant rotates which function of r is evaluated. */
-PKV_HD float pkvi_trig_eval(const pkvi_trig_arg *t, int which, int negate, int *slow)
-{
-    double r = pkvi_trig_fast_r(t);
-    float f = pkvi_trig_round_fast((t->q + which) & 1 ? pkvi_cos_poly(r) : pkvi_sin_poly(r));
-    if (f == f) return pkvi_trig_signed(t, which, negate, f);
-    return pkvi_trig_eval_accurate(t, which, negate, slow);
-}
-
-/* sin and cos of x; *slow (if not NULL) counts accurate-path evaluations. One reduction and
- * both polynomials, whichever the quadrant: the same values as two pkvi_trig_eval calls
- * (sin x is +-sin r for an even quadrant, +-cos r for an odd one; cos x the other), without
- * choosing the polynomial at run time. */
+/* sin and cos of x; *slow (if not NULL) counts accurate-path evaluations. sin x is +-sin u
+ * for an even quadrant, +-cos u for an odd one; cos x the other. */
 PKV_HD void pkvi_sincosf_cr(float x, float *s, float *c, int *slow)
 {
-    uint32_t u = pkvi_f32_bits(x);
-    pkvi_trig_arg t;
-    double r, ys, yc;
+    uint32_t u = pkvi_f32_bits(x), a = u & 0x7fffffffu;
+    pkvi_trig_split sp;
+    double su, cu;
     float fs, fc;
-    if ((u & 0x7fffffffu) >= 0x7f800000u) { /* NaN or Inf */
+    int q;
+    if (a >= 0x7f800000u) { /* NaN or Inf */
         *s = *c = pkvi_f32_from_bits(0x7fc00000u);
         return;
     }
-    t = pkvi_trig_reduce(x);
-    r = pkvi_trig_fast_r(&t);
-    ys = pkvi_sin_poly(r);
-    yc = pkvi_cos_poly(r);
-    fs = pkvi_trig_round_fast(t.q & 1 ? yc : ys);
-    fc = pkvi_trig_round_fast(t.q & 1 ? ys : yc);
-    *s = fs == fs ? pkvi_trig_signed(&t, 0, (int)(u >> 31), fs)
-                  : pkvi_trig_eval_accurate(&t, 0, (int)(u >> 31), slow);
-    *c = fc == fc ? pkvi_trig_signed(&t, 1, 0, fc) : pkvi_trig_eval_accurate(&t, 1, 0, slow);
+    sp = pkvi_trig_split_arg(a);
+    pkvi_trig_fast(&sp, &su, &cu);
+    q = (int)(sp.k >> 5) & 3;
+    fs = pkvi_trig_round_fast(q & 1 ? cu : su);
+    fc = pkvi_trig_round_fast(q & 1 ? su : cu);
+    *s = fs == fs ? pkvi_trig_signed(q, 0, (int)(u >> 31), fs)
+                  : pkvi_trig_eval_accurate(a, 0, (int)(u >> 31), slow);
+    *c = fc == fc ? pkvi_trig_signed(q, 1, 0, fc) : pkvi_trig_eval_accurate(a, 1, 0, slow);
 }
 
-/* sin (which = 0) or cos (which = 1) of x alone: the kernels hand the two to two threads. */
+/* sin (which = 0) or cos (which = 1) of x alone. */
 PKV_HD float pkvi_sin_or_cos_cr(float x, int which)
 {
-    uint32_t u = pkvi_f32_bits(x);
-    pkvi_trig_arg t;
-    if ((u & 0x7fffffffu) >= 0x7f800000u) return pkvi_f32_from_bits(0x7fc00000u);
-    t = pkvi_trig_reduce(x);
-    return pkvi_trig_eval(&t, which, which ? 0 : (int)(u >> 31), 0);
+    float s, c;
+    pkvi_sincosf_cr(x, &s, &c, 0);
+    return which ? c : s;
 }
 
 PKV_HD float pkvi_sinf_cr(float x) { return pkvi_sin_or_cos_cr(x, 0); }
