@@ -226,8 +226,8 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
         p->group =
             (d->cache.head_dim + elems_per_chunk - 1) / elems_per_chunk * (elems_per_chunk / e);
         /* a block takes up to 256 threads' worth of items, but few enough that a small call
-         * still spreads over every multiprocessor; it gets at least two threads per RoPE pair
-         * of its tokens, which compute the sin and cos */
+         * still spreads over every multiprocessor; it gets a thread per RoPE pair of its
+         * tokens (up to 256), which computes the pair's sin and cos */
         p->ipb = 256u / p->group;
         if ((uint64_t)p->ipb * (uint64_t)h->sm_count > items)
             p->ipb = (uint32_t)((items + (uint64_t)h->sm_count - 1) / (uint64_t)h->sm_count);
@@ -237,14 +237,11 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
         p->div_heads = pkvk_div32_make(d->cache.num_kv_heads);
         p->div_half = pkvk_div32_make(d->rotary_dim / 2);
         p->div_bs = pkvk_div32_make(d->cache.block_size);
-        /* one block per multiprocessor or fewer: the call is latency-bound, so a pair's sin
-         * and cos go to two threads; otherwise one thread reduces once for both */
-        p->trig_split = blocks <= (uint64_t)h->sm_count;
         {
             uint64_t tokens = (p->ipb + d->cache.num_kv_heads - 1) / d->cache.num_kv_heads + 1;
-            uint64_t angle_threads = 2 * tokens * (d->rotary_dim / 2);
+            uint64_t angle_threads = tokens * (d->rotary_dim / 2);
             if (tokens > d->num_tokens)
-                angle_threads = 2 * (uint64_t)d->num_tokens * (d->rotary_dim / 2);
+                angle_threads = (uint64_t)d->num_tokens * (d->rotary_dim / 2);
             if (angle_threads > 256) angle_threads = 256;
             if (angle_threads > block) block = round32((unsigned)angle_threads);
         }
