@@ -102,8 +102,7 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
     // normed values by thread, E per thread plus 4 of padding: 16-byte stores and loads then
     // hit distinct banks (a stride of E words would put 8 or 16 threads on one bank)
     __shared__ __align__(16) float normed[PKVK_VEC_THREADS * (E + 4)];
-    __shared__ __align__(16) float cs[PKVK_VEC_PAIRS(E)], sn[PKVK_VEC_PAIRS(E)],
-        nsn[PKVK_VEC_PAIRS(E)];
+    __shared__ __align__(16) float cs[PKVK_VEC_PAIRS(E)], sn[PKVK_VEC_PAIRS(E)];
     const unsigned G = p.group, hd = p.g.head_dim, nh = p.g.num_kv_heads, half = p.rotary_dim / 2;
     const unsigned tid = threadIdx.x, il = pkvk_div32_q(tid, p.div_group), j = tid - il * G,
                    e0 = E * j;
@@ -132,18 +131,12 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
     // the slot is read now and classified after the loop, when the read has landed
     const long long slot = live ? ((const long long *)p.slots)[t] : -1;
 
-    // the sin and cos of every pair of the block's tokens, each once, one thread per pair;
-    // -sin too, so that the first half's rotation is a sum like the second half's
+    // the sin and cos of every pair of the block's tokens, each once, one thread per pair
     uint64_t t_end = pkvk_div(item0 + p.ipb + nh - 1, p.div_heads);
     if (t_end > p.num_tokens) t_end = p.num_tokens;
     const unsigned pairs = half ? (unsigned)(t_end - t_first) * half : 0u;
-    for (unsigned kk = tid; kk < pairs; kk += blockDim.x) {
-        float s, c;
-        pkvi_sincosf_cr(pkvk_angle(p, t_first, kk), &s, &c, 0);
-        sn[kk] = s;
-        nsn[kk] = -s;
-        cs[kk] = c;
-    }
+    for (unsigned kk = tid; kk < pairs; kk += blockDim.x)
+        pkvi_sincosf_cr(pkvk_angle(p, t_first, kk), &sn[kk], &cs[kk], 0);
 
     uint64_t off = 0;
     const int kind = pkvi_slot_kind(slot, p.g.num_slots);
@@ -221,21 +214,21 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
         for (int k = 0; k < E; k++)
             y[k] = own[k];
     } else if (half % E == 0) { // all E elements on one side of half: 16-byte reads
-        // below half y = o c - partner s, above it o c + partner s: both o c + partner (+-s),
-        // the same roundings (RN(p (-s)) = -RN(p s), and a - b is a + (-b))
         const bool first = e0 < half;
         const unsigned pr0 = first ? e0 : e0 - half, pe0 = first ? e0 + half : e0 - half;
         const float4 *pv = (const float4 *)(normed + (item_tid + pe0 / E) * (E + 4));
-        const float *ss_t = (first ? nsn : sn) + (t - t_first) * half;
 #pragma unroll
         for (int q = 0; q < E / 4; q++) {
             float4 pq = pv[q], cq = ((const float4 *)(c_t + pr0))[q],
-                   sq = ((const float4 *)(ss_t + pr0))[q];
+                   sq = ((const float4 *)(s_t + pr0))[q];
             const float pa[4] = {pq.x, pq.y, pq.z, pq.w}, ca[4] = {cq.x, cq.y, cq.z, cq.w},
                         sa[4] = {sq.x, sq.y, sq.z, sq.w};
 #pragma unroll
-            for (int r = 0; r < 4; r++)
-                y[4 * q + r] = __fadd_rn(__fmul_rn(own[4 * q + r], ca[r]), __fmul_rn(pa[r], sa[r]));
+            for (int r = 0; r < 4; r++) {
+                float o = own[4 * q + r]; // x0 = o, x1 = partner below half; the reverse above
+                y[4 * q + r] = first ? __fsub_rn(__fmul_rn(o, ca[r]), __fmul_rn(pa[r], sa[r]))
+                                     : __fadd_rn(__fmul_rn(o, ca[r]), __fmul_rn(pa[r], sa[r]));
+            }
         }
     } else {
 #pragma unroll

@@ -216,11 +216,21 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
     if (d->cache.head_dim % 8 == 0 && rows_vec8(&g) && k.stride % 8 == 0 && vec8(key, 2) &&
         vec8(weight, 2) && vec8(k_cache, pkvi_cache_elem_bytes(op)) &&
         (op != PKV_OP_FUSED_FP8_KV || (v.stride % 8 == 0 && vec8(value, 2) && vec8(v_cache, 1)))) {
-        /* an item is one (token, head): `group` threads of E elements (16 for op 8 when
-         * head_dim allows), padded to whole chunks of 32 tree leaves (elements, or pairs for
-         * op 8) */
+        /* an item is one (token, head): `group` threads of E elements, padded to whole
+         * chunks of 32 tree leaves (elements, or pairs for op 8). E is 16 for op 8 when
+         * head_dim allows and a 256-thread block of such items still has at most one RoPE
+         * pair per thread: a thread computes its pairs' sin and cos one after the other, so
+         * more would lengthen every block (measured on the H200: 16 elements faster at 8 x 128
+         * and 16 x 64, 8 faster at 4 x 256 and 1 x 128, where a block would hold 512 and
+         * 2048 pairs) */
         unsigned elems_per_chunk = op == PKV_OP_FUSED_FP8_KV ? 64u : 32u;
-        unsigned e = op == PKV_OP_FUSED_FP8_KV && d->cache.head_dim % 16 == 0 ? 16u : 8u;
+        unsigned e = 8u;
+        if (op == PKV_OP_FUSED_FP8_KV && d->cache.head_dim % 16 == 0) {
+            unsigned group16 = (d->cache.head_dim + 63u) / 64u * 4u;
+            uint64_t tokens16 =
+                (256u / group16 + d->cache.num_kv_heads - 1) / d->cache.num_kv_heads;
+            if (tokens16 * (d->rotary_dim / 2) <= 256u) e = 16u;
+        }
         uint64_t items = (uint64_t)d->num_tokens * d->cache.num_kv_heads, blocks;
         unsigned block;
         p->group =

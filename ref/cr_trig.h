@@ -162,7 +162,7 @@ PKV_HD pkvi_trig_split pkvi_trig_split_cw(uint32_t a)
  * f - j/32 is exact (Sterbenz: f.hi is within 1/64 of j/32), and r = RN(RN(f - j/32 + f.lo)
  * RN(pi/2)), within 2^-51.4 |r| (2^-100 absolute of f is negligible: only j = 0, where r is
  * relative to f itself, needs the relative error, as in the quadrant reduction). */
-PKV_HD pkvi_trig_split pkvi_trig_split_large(uint32_t a)
+PKV_HD_COLD pkvi_trig_split pkvi_trig_split_large(uint32_t a)
 {
     const double PIO2_HI = 0x1.921fb54442d18p+0, ROUND = 0x1.8p52;
     pkvi_trig_arg t = pkvi_trig_reduce_large(a);
@@ -307,27 +307,33 @@ PKV_HD_COLD float pkvi_trig_eval_accurate(uint32_t a, int which, int negate, int
         pkvi_dd_to_f32((t.q + which) & 1 ? pkvi_cos_dd(rr) : pkvi_sin_dd(rr)));
 }
 
-/* sin and cos of x; *slow (if not NULL) counts accurate-path evaluations. sin x is +-sin u
- * for an even quadrant, +-cos u for an odd one; cos x the other. */
-PKV_HD void pkvi_sincosf_cr(float x, float *s, float *c, int *slow)
+/* The rest of sin and cos of x (bits u, |x| bits a) once pkvi_trig_fast gave su, cu for the
+ * split sp: sin x is +-sin u for an even quadrant, +-cos u for an odd one; cos x the other.
+ * Each is the fast path's rounding when that is certain, else the accurate path's. */
+PKV_HD void pkvi_trig_finish(uint32_t u, const pkvi_trig_split *sp, double su, double cu,
+                             float *s, float *c, int *slow)
 {
-    uint32_t u = pkvi_f32_bits(x), a = u & 0x7fffffffu;
-    pkvi_trig_split sp;
-    double su, cu;
-    float fs, fc;
-    int q;
-    if (a >= 0x7f800000u) { /* NaN or Inf */
-        *s = *c = pkvi_f32_from_bits(0x7fc00000u);
-        return;
-    }
-    sp = pkvi_trig_split_arg(a);
-    pkvi_trig_fast(&sp, &su, &cu);
-    q = (int)(sp.k >> 5) & 3;
-    fs = pkvi_trig_round_fast(q & 1 ? cu : su);
-    fc = pkvi_trig_round_fast(q & 1 ? su : cu);
+    const uint32_t a = u & 0x7fffffffu;
+    const int q = (int)(sp->k >> 5) & 3;
+    float fs = pkvi_trig_round_fast(q & 1 ? cu : su), fc = pkvi_trig_round_fast(q & 1 ? su : cu);
     *s = fs == fs ? pkvi_trig_signed(q, 0, (int)(u >> 31), fs)
                   : pkvi_trig_eval_accurate(a, 0, (int)(u >> 31), slow);
     *c = fc == fc ? pkvi_trig_signed(q, 1, 0, fc) : pkvi_trig_eval_accurate(a, 1, 0, slow);
+}
+
+/* sin and cos of x; *slow (if not NULL) counts accurate-path evaluations. */
+PKV_HD void pkvi_sincosf_cr(float x, float *s, float *c, int *slow)
+{
+    uint32_t u = pkvi_f32_bits(x);
+    pkvi_trig_split sp;
+    double su, cu;
+    if ((u & 0x7fffffffu) >= 0x7f800000u) { /* NaN or Inf */
+        *s = *c = pkvi_f32_from_bits(0x7fc00000u);
+        return;
+    }
+    sp = pkvi_trig_split_arg(u & 0x7fffffffu);
+    pkvi_trig_fast(&sp, &su, &cu);
+    pkvi_trig_finish(u, &sp, su, cu, s, c, slow);
 }
 
 /* sin (which = 0) or cos (which = 1) of x alone. */

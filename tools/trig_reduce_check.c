@@ -54,8 +54,8 @@ static void report(const char *name, const range_stats *s)
 {
     printf("%s: inputs %llu, largest relative error of r 2^%.2f (at 0x%08x), smallest |r| "
            "2^%.2f (at 0x%08x), largest |r| %.17g (at 0x%08x)\n",
-           name, s->n, log2(s->worst), (unsigned)s->worst_at, log2(s->min_r),
-           (unsigned)s->min_at, s->max_r, (unsigned)s->max_at);
+           name, s->n, log2(s->worst), (unsigned)s->worst_at, log2(s->min_r), (unsigned)s->min_at,
+           s->max_r, (unsigned)s->max_at);
 }
 
 int main(void)
