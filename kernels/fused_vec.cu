@@ -64,6 +64,40 @@ __device__ __forceinline__ void pkvk_cp_async_wait()
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 }
 
+// Where thread group il of this block is: its token t and head h (if live: an item of the
+// call), and the block's tokens [t_first, t_end). Item indices fit 32 bits in every call the
+// launcher marks idx32, and then take 32-bit arithmetic: fewer instructions before the first
+// load and the sin/cos loop, which are on the critical path of a small call.
+struct pkvk_item_index {
+    uint64_t t_first, t, t_end;
+    unsigned h;
+    bool live;
+};
+
+__device__ __forceinline__ pkvk_item_index pkvk_index(const pkvk_fused_params &p, unsigned il)
+{
+    const unsigned nh = p.g.num_kv_heads;
+    pkvk_item_index x;
+    if (p.idx32) {
+        const unsigned item0 = blockIdx.x * p.ipb, item = item0 + il;
+        const unsigned t_end = pkvk_div32_q(item0 + p.ipb + nh - 1, p.div_heads);
+        x.live = il < p.ipb && item < p.num_tokens * nh;
+        x.t_first = pkvk_div32_q(item0, p.div_heads);
+        x.t = x.live ? pkvk_div32_q(item, p.div_heads) : 0u;
+        x.h = x.live ? item - (unsigned)x.t * nh : 0u;
+        x.t_end = t_end < p.num_tokens ? t_end : p.num_tokens;
+    } else {
+        const uint64_t item0 = (uint64_t)blockIdx.x * p.ipb, item = item0 + il;
+        const uint64_t t_end = pkvk_div(item0 + p.ipb + nh - 1, p.div_heads);
+        x.live = il < p.ipb && item < (uint64_t)p.num_tokens * nh;
+        x.t_first = pkvk_div(item0, p.div_heads);
+        x.t = x.live ? pkvk_div(item, p.div_heads) : 0u;
+        x.h = x.live ? (unsigned)(item - x.t * nh) : 0u;
+        x.t_end = t_end < p.num_tokens ? t_end : p.num_tokens;
+    }
+    return x;
+}
+
 // RN(position * inv_freq) of the block's pair kk (token t_first + kk / half, pair kk % half)
 __device__ __forceinline__ float pkvk_angle(const pkvk_fused_params &p, uint64_t t_first,
                                             unsigned kk)
@@ -103,14 +137,13 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
     // hit distinct banks (a stride of E words would put 8 or 16 threads on one bank)
     __shared__ __align__(16) float normed[PKVK_VEC_THREADS * (E + 4)];
     __shared__ __align__(16) float cs[PKVK_VEC_PAIRS(E)], sn[PKVK_VEC_PAIRS(E)];
-    const unsigned G = p.group, hd = p.g.head_dim, nh = p.g.num_kv_heads, half = p.rotary_dim / 2;
+    const unsigned G = p.group, hd = p.g.head_dim, half = p.rotary_dim / 2;
     const unsigned tid = threadIdx.x, il = pkvk_div32_q(tid, p.div_group), j = tid - il * G,
                    e0 = E * j;
-    const uint64_t items = (uint64_t)p.num_tokens * nh, item0 = (uint64_t)blockIdx.x * p.ipb;
-    const uint64_t item = item0 + il, t_first = pkvk_div(item0, p.div_heads);
-    const bool live = il < p.ipb && item < items, mine = live && e0 < hd;
-    const uint64_t t = live ? pkvk_div(item, p.div_heads) : 0;
-    const unsigned h = live ? (unsigned)(item - t * nh) : 0;
+    const pkvk_item_index ix = pkvk_index(p, il);
+    const uint64_t t_first = ix.t_first, t = ix.t;
+    const unsigned h = ix.h;
+    const bool live = ix.live, mine = live && e0 < hd;
 
     // This thread's K (and V) come into its own slots of `normed` by cp.async, in flight
     // during the sin/cos loop without holding registers (held in registers, they were spilled
@@ -132,9 +165,7 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
     const long long slot = live ? ((const long long *)p.slots)[t] : -1;
 
     // the sin and cos of every pair of the block's tokens, each once, one thread per pair
-    uint64_t t_end = pkvk_div(item0 + p.ipb + nh - 1, p.div_heads);
-    if (t_end > p.num_tokens) t_end = p.num_tokens;
-    const unsigned pairs = half ? (unsigned)(t_end - t_first) * half : 0u;
+    const unsigned pairs = half ? (unsigned)(ix.t_end - t_first) * half : 0u;
     for (unsigned kk = tid; kk < pairs; kk += blockDim.x)
         pkvi_sincosf_cr(pkvk_angle(p, t_first, kk), &sn[kk], &cs[kk], 0);
 

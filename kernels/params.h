@@ -37,8 +37,9 @@ typedef struct pkvk_fused_params {
     uint32_t num_tokens, rotary_dim;
     uint32_t section[3]; /* MRoPE sections; all 0 = p % 3; mrope = 0: one stream */
     uint32_t mrope;
-    uint32_t k_fp8;       /* K cache is FP8 (ops 7, 8) */
-    uint32_t group, ipb;  /* 16-byte kernels: threads per (token, head) item, items per block */
+    uint32_t k_fp8;      /* K cache is FP8 (ops 7, 8) */
+    uint32_t group, ipb; /* 16-byte kernels: threads per (token, head) item, items per block */
+    uint32_t idx32;      /* 16-byte kernels: grid * ipb + num_kv_heads fits 32 bits */
     /* 16-byte kernels: group, num_kv_heads, rotary_dim / 2 and block_size as divisors */
     pkvk_div32 div_group, div_heads, div_half, div_bs;
     float eps, k_mul, v_mul; /* k_mul: k_inv_scale (op 7) or RN(1 / k_scale) (op 8) */

@@ -243,6 +243,7 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
             p->ipb = (uint32_t)((items + (uint64_t)h->sm_count - 1) / (uint64_t)h->sm_count);
         blocks = (items + p->ipb - 1) / p->ipb;
         block = round32(p->ipb * p->group);
+        p->idx32 = blocks * p->ipb + d->cache.num_kv_heads <= 0xffffffffu;
         p->div_group = pkvk_div32_make(p->group);
         p->div_heads = pkvk_div32_make(d->cache.num_kv_heads);
         p->div_half = pkvk_div32_make(d->rotary_dim / 2);
