@@ -2,10 +2,10 @@
 // aligned to 8 elements and head_dim % E == 0). A thread owns E consecutive elements of one
 // (token, head) item, loaded and stored 16 bytes at a time; an item takes `group` threads, a
 // block `ipb` items, so at prefill sizes a block holds several tokens and at decode sizes the
-// heads of a token run side by side. E is 8, and 16 for op 8 when head_dim allows (measured
-// on the H200 at 8ba1162: faster there, slower for ops 5-7; at 4180ff4 still no faster for
-// ops 5-7). K and V rows arrive by cp.async while the block computes its sin and cos, both
-// for a pair on one thread.
+// heads of a token run side by side. E is 8, and 16 for op 8 when head_dim allows and a block
+// then has at most one RoPE pair per thread (the launcher's rule; 16 was measured faster for
+// op 8 on the H200 at 8ba1162, slower for ops 5-7 there and at 4180ff4). K and V rows arrive
+// by cp.async while the block computes its sin and cos, both for a pair on one thread.
 //
 // The sum of squares is still the normative tree (ref/tree.h): a thread holds L leaves
 // (E elements, or E / 2 pairs for op 8), so the 32-leaf chunk of the tree spans 32 / L adjacent
