@@ -28,11 +28,7 @@ __global__ void sincos_kernel(unsigned long long base, unsigned n, float *s, flo
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         unsigned u = (unsigned)(base + i);
-        float x = __uint_as_float(u), si, co;
-        pkvi_sincosf_cr(x, &si, &co, 0);
-        /* sin and cos alone (what the kernels call) must equal sincos: flip a bit if not */
-        s[i] = __uint_as_float(__float_as_uint(si) ^ (__float_as_uint(pkvi_sin_or_cos_cr(x, 0)) != __float_as_uint(si)));
-        c[i] = __uint_as_float(__float_as_uint(co) ^ (__float_as_uint(pkvi_sin_or_cos_cr(x, 1)) != __float_as_uint(co)));
+        pkvi_sincosf_cr(__uint_as_float(u), &s[i], &c[i], 0);
     }
 }
 
@@ -104,9 +100,8 @@ int main()
     printf("device: %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
     printf("inputs: %llu, sin or cos differing from the host: %llu", checked, mismatches);
     if (mismatches) printf(" (first 0x%08llx)", first);
-    printf("\nGPU: %.1f ms for 2^32 sincos, %.3g sincos/s (%.3g sin or cos evaluations/s)\n",
-           gpu_ms_total, 4294967296.0 / (gpu_ms_total * 1e-3),
-           2 * 4294967296.0 / (gpu_ms_total * 1e-3));
+    printf("\nGPU: %.1f ms for 2^32 sincos, %.3g sincos/s\n", gpu_ms_total,
+           4294967296.0 / (gpu_ms_total * 1e-3));
     printf("host (%s threads, including the comparison): %.1f s, %.3g sincos/s\n",
            getenv("PKV_TEST_THREADS") ? getenv("PKV_TEST_THREADS") : "all", host_s,
            4294967296.0 / host_s);
