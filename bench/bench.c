@@ -5,7 +5,11 @@
  * from HBM. With --graph every launch is captured into a CUDA graph (one node per input set)
  * and the graph replays are timed, which is how engines run decode steps.
  *
- *   pkv bench [--quick] [--graph] [--op NAME] [--tokens N] [--csv FILE]
+ *   pkv bench [--quick] [--graph] [--rope-table] [--op NAME] [--tokens N] [--csv FILE]
+ *
+ * With --rope-table the handle gets a cos/sin table (pkv_cuda_rope_table) covering every
+ * position the cases use, before each fused case: the fused ops and the chain's RoPE kernel
+ * then read cos and sin instead of computing them (the bytes are the same).
  */
 #include "config.h"
 #include "bench.h"
@@ -152,9 +156,10 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
     scratch_a = pkvi_bench_alloc(scratch, 0);
     scratch_b = pkvi_bench_alloc(scratch, 0);
     empty_out = scratch_a;
-    printf("device: %s\nmode: %s; medians of %d, event to event\n",
+    printf("device: %s\nmode: %s%s; medians of %d, event to event\n",
            pkv_cuda_describe(pkvi_bench_gpu),
-           o->graph ? "CUDA graph replays (per launch)" : "single launches", ITERS);
+           o->graph ? "CUDA graph replays (per launch)" : "single launches",
+           o->rope_table ? ", fused ops with a cos/sin table" : "", ITERS);
     printf("host overhead before the launch: write_bf16 %.3f us, fused_bf16 (rotary 128, "
            "inv_freq table) %.3f us\n",
            host_overhead_us(0), host_overhead_us(1));
@@ -179,6 +184,10 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
                 b.hd = geo[gi][1];
                 b.tokens = toks[t];
                 pkvi_bench_setup(&b);
+                if (o->rope_table && pkvi_bench_is_fused(op) &&
+                    pkv_cuda_rope_table(pkvi_bench_gpu, b.f.theta, b.f.rotary_dim,
+                                        PKVI_BENCH_POS0 + b.tokens) != PKV_OK)
+                    pkvi_bench_die("rope table");
                 s = timed(RUN_OP, &b, o->graph, st, 0, 0, 0);
                 base = timed(RUN_BASELINE, &b, o->graph, st, 0, 0, 0);
                 if (pkvi_bench_is_fused(
@@ -204,9 +213,11 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
                     fprintf(csv,
                             "%s,%s,%u,%u,%u,%.3f,%.3f,%.3f,%.0f,%.1f,%.1f,%.1f,%.3f,%.3f,%s,"
                             "%.3f,%.3f,%.3f,%.1f\n",
-                            o->graph ? "graph" : "launch", pkv_op_name((pkv_op)op), b.nkv, b.hd,
-                            b.tokens, s.median, s.p10, s.p90, bytes, gbps, copy_gbps,
-                            100.0 * gbps / copy_gbps, empty.median, s.median / empty.median,
+                            o->graph ? (o->rope_table ? "graph+table" : "graph")
+                                     : (o->rope_table ? "launch+table" : "launch"),
+                            pkv_op_name((pkv_op)op), b.nkv, b.hd, b.tokens, s.median, s.p10, s.p90,
+                            bytes, gbps, copy_gbps, 100.0 * gbps / copy_gbps, empty.median,
+                            s.median / empty.median,
                             pkvi_bench_is_fused(op) ? "unfused_chain" : "one_thread_per_element",
                             base.median, base.median / s.median, norope.median, rope_pct);
                 if (!pkvi_bench_baseline_agrees(&b)) {

@@ -8,6 +8,7 @@ typedef struct pkvi_bench_opts {
     const char *csv_path; /* or NULL: the machine-readable rows */
     const char *only_op;  /* or NULL: one op by name */
     unsigned only_tokens; /* or 0: one token count */
+    int rope_table;       /* fused ops read cos/sin from a pkv_cuda_rope_table table */
 } pkvi_bench_opts;
 
 /* Run it; returns the exit status (3 when a baseline's bytes differ from the op's). */

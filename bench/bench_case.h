@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #define L2_BYTES (64u << 20)            /* rotate sets until at least twice this is touched */
+#define PKVI_BENCH_POS0 1000u         /* token t is at position PKVI_BENCH_POS0 + t */
 #define SCRATCH_BYTES ((size_t)1 << 30) /* each of the copy's two buffers */
 
 enum { RUN_OP, RUN_BASELINE, RUN_EMPTY, RUN_COPY };

@@ -90,7 +90,7 @@ void pkvi_bench_setup(bench_case *b)
     b->wd.k_scale = b->wd.v_scale = 0.0117f;
     for (uint64_t t = 0; t < T; t++) {
         slots[t] = (int64_t)t; /* a contiguous prefill-like layout */
-        pos[t] = (uint32_t)(1000 + t);
+        pos[t] = (uint32_t)(PKVI_BENCH_POS0 + t);
     }
     b->pool_bytes = b->f.cache.num_blocks * bs * row * 2;
     for (size_t i = 0; i < b->nsets; i++) {

@@ -134,6 +134,23 @@ static void release(pkvi_case *c)
     free(c->slots);
 }
 
+/* The fused ops' cos/sin table for this input: none, or one bound from the input (read
+ * last, so older corpus inputs mean what they meant: no table), every position folded below
+ * twice the bound so that about half of them are in the table, and, with a GPU, the handle's
+ * table built for the case's theta and rotary_dim over it (a table must never change a byte;
+ * one for an invalid theta or rotary_dim fails to build, and then there is none). */
+static void rope_table(fz *f, pkvi_case *c)
+{
+    pkv_cuda *h = fz_gpu();
+    uint32_t len = fz_bool(f) ? (uint32_t)fz_range(f, 1, 4096) : 0;
+    for (int i = 0; len && i < 3; i++)
+        if (i == 0 || c->pos[i] != c->pos[0])
+            for (uint32_t t = 0; t < c->f.num_tokens; t++)
+                c->pos[i][t] %= 2 * len;
+    if (h && (!len || pkv_cuda_rope_table(h, c->f.theta, c->f.rotary_dim, len) != PKV_OK))
+        pkv_cuda_rope_table(h, 0.0f, 0, 0);
+}
+
 static int run_op(int op, const uint8_t *data, size_t size)
 {
     fz f = {data, size};
@@ -141,6 +158,7 @@ static int run_op(int op, const uint8_t *data, size_t size)
     pkvi_outcome o;
     memset(&o, 0, sizeof o);
     build(&f, op, &c);
+    if (op >= PKV_OP_FUSED_BF16) rope_table(&f, &c);
     pkvi_case_run(op, &c, fz_gpu(), &o);
     release(&c);
     if (o.ref_mismatches || o.gpu_mismatches) {

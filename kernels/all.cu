@@ -8,4 +8,5 @@
 #include "fused_vec.cu"
 #include "convert.cu"
 #include "numerics.cu"
+#include "rope_table.cu"
 #include "baseline.cu"

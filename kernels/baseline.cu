@@ -67,8 +67,8 @@ extern "C" __global__ void pkvk_chain_rope(const pkvk_fused_params p, uint64_t s
     uint64_t t = i / half;
     unsigned pr = (unsigned)(i % half);
     int stream = p.mrope ? pkvi_mrope_stream(pr, p.section) : 0;
-    float c, s, angle = __fmul_rn((float)((const unsigned *)p.pos[stream])[t], p.inv_freq[pr]);
-    pkvi_sincosf_cr(angle, &s, &c, 0);
+    float c, s;
+    pkvk_rope_cs(p, ((const unsigned *)p.pos[stream])[t], pr, &s, &c);
     for (uint64_t h = 0; h < p.g.num_kv_heads; h++) {
         uint64_t b = (t * p.g.num_kv_heads + h) * hd;
         if (p.k_fp8 && p.v_cache) {

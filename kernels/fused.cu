@@ -1,8 +1,9 @@
 // Ops 5-7 on the device (ref/fused.c): one block per token, one thread per element of a head,
 // blockDim = head_dim rounded up to 32, the heads of the token taken in turn. The token's
-// cos/sin of every RoPE pair are computed once, by one thread each, into shared memory: they
-// do not depend on the head. The sum of squares goes through the normative tree (element
-// leaves); every other step is the reference's binary32 operation in its order.
+// cos/sin of every RoPE pair are computed (or read from the handle's table) once, by one
+// thread each, into shared memory: they do not depend on the head. The sum of squares goes
+// through the normative tree (element leaves); every other step is the reference's binary32
+// operation in its order.
 #include "kernels.cuh"
 
 // cos and sin of the token's pairs into c[], s[] (threads p < pairs); the caller syncs.
@@ -12,8 +13,7 @@ __device__ __forceinline__ void pkvk_token_angles(const pkvk_fused_params &p, un
     unsigned pr = threadIdx.x, pairs = p.rotary_dim / 2;
     if (pr < pairs) {
         int stream = p.mrope ? pkvi_mrope_stream(pr, p.section) : 0;
-        float angle = __fmul_rn((float)((const unsigned *)p.pos[stream])[t], p.inv_freq[pr]);
-        pkvi_sincosf_cr(angle, &s[pr], &c[pr], 0);
+        pkvk_rope_cs(p, ((const unsigned *)p.pos[stream])[t], pr, &s[pr], &c[pr]);
     }
 }
 

@@ -5,7 +5,8 @@
 // heads of a token run side by side. E is 8, and 16 for op 8 when head_dim allows and a block
 // then has at most one RoPE pair per thread (the launcher's rule; 16 was measured faster for
 // op 8 on the H200 at 8ba1162, slower for ops 5-7 there and at 4180ff4). K and V rows arrive
-// by cp.async while the block computes its sin and cos, both for a pair on one thread.
+// by cp.async while the block computes its sin and cos, both for a pair on one thread, or
+// copies them from the handle's table (kernels/rope_cs.cuh) by cp.async too.
 //
 // The sum of squares is still the normative tree (ref/tree.h): a thread holds L leaves
 // (E elements, or E / 2 pairs for op 8), so the 32-leaf chunk of the tree spans 32 / L adjacent
@@ -49,11 +50,20 @@ template <int L> __device__ __forceinline__ float pkvk_chunk_tree(float *v)
     return v[0];
 }
 
-// A 16-byte global -> shared copy that holds no register while in flight (sm_80+), and the
-// wait for this thread's copies, after which it sees them.
+// 16- and 4-byte global -> shared copies that hold no register while in flight (sm_80+), and
+// the wait for this thread's copies, after which it sees them (and, after a barrier, the
+// block).
 __device__ __forceinline__ void pkvk_cp_async16(void *smem, const void *gmem)
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(smem)),
+                 "l"(gmem)
+                 : "memory");
+}
+
+__device__ __forceinline__ void pkvk_cp_async4(float *smem, const float *gmem)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(
                      (unsigned)__cvta_generic_to_shared(smem)),
                  "l"(gmem)
                  : "memory");
@@ -96,15 +106,6 @@ __device__ __forceinline__ pkvk_item_index pkvk_index(const pkvk_fused_params &p
         x.t_end = t_end < p.num_tokens ? t_end : p.num_tokens;
     }
     return x;
-}
-
-// RN(position * inv_freq) of the block's pair kk (token t_first + kk / half, pair kk % half)
-__device__ __forceinline__ float pkvk_angle(const pkvk_fused_params &p, uint64_t t_first,
-                                            unsigned kk)
-{
-    const unsigned tl = pkvk_div32_q(kk, p.div_half), pr = kk - tl * (p.rotary_dim / 2);
-    const int stream = p.mrope ? pkvi_mrope_stream(pr, p.section) : 0;
-    return __fmul_rn((float)((const unsigned *)p.pos[stream])[t_first + tl], p.inv_freq[pr]);
 }
 
 // E4M3 of RN(v[k] * mul) for k = 0..7, packed in that order.
@@ -164,10 +165,21 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
     // the slot is read now and classified after the loop, when the read has landed
     const long long slot = live ? ((const long long *)p.slots)[t] : -1;
 
-    // the sin and cos of every pair of the block's tokens, each once, one thread per pair
+    // the sin and cos of every pair of the block's tokens, each once, one thread per pair:
+    // computed, or copied from the handle's table in flight with the K rows
     const unsigned pairs = half ? (unsigned)(ix.t_end - t_first) * half : 0u;
-    for (unsigned kk = tid; kk < pairs; kk += blockDim.x)
-        pkvi_sincosf_cr(pkvk_angle(p, t_first, kk), &sn[kk], &cs[kk], 0);
+    for (unsigned kk = tid; kk < pairs; kk += blockDim.x) {
+        const unsigned tl = pkvk_div32_q(kk, p.div_half), pr = kk - tl * half;
+        const int stream = p.mrope ? pkvi_mrope_stream(pr, p.section) : 0;
+        const unsigned pos = ((const unsigned *)p.pos[stream])[t_first + tl];
+        if (pos < p.cs_len) {
+            const float *row = pkvk_rope_row(p, pos);
+            pkvk_cp_async4(&cs[kk], row + pr);
+            pkvk_cp_async4(&sn[kk], row + half + pr);
+        } else {
+            pkvi_sincosf_cr(__fmul_rn((float)pos, p.inv_freq[pr]), &sn[kk], &cs[kk], 0);
+        }
+    }
 
     uint64_t off = 0;
     const int kind = pkvi_slot_kind(slot, p.g.num_slots);

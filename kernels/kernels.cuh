@@ -11,3 +11,4 @@
 #include "params.h"
 #include "tree.cuh"
 #include "cvt.cuh"
+#include "rope_cs.cuh"

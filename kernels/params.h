@@ -34,6 +34,9 @@ typedef struct pkvk_fused_params {
     pkvk_geom g;
     uint64_t key, value, weight, pos[3], slots, k_cache, v_cache, oob;
     uint64_t k_stride, v_stride;
+    uint64_t cs_table; /* the handle's cos/sin rows (pkvk_rope_table) for this theta and
+                        * rotary_dim, or 0; rows for positions < cs_len */
+    uint32_t cs_len;
     uint32_t num_tokens, rotary_dim;
     uint32_t section[3]; /* MRoPE sections; all 0 = p % 3; mrope = 0: one stream */
     uint32_t mrope;
@@ -45,6 +48,14 @@ typedef struct pkvk_fused_params {
     float eps, k_mul, v_mul; /* k_mul: k_inv_scale (op 7) or RN(1 / k_scale) (op 8) */
     float inv_freq[PKVK_MAX_PAIRS];
 } pkvk_fused_params;
+
+/* Row pos of a cos/sin table: cos then sin of RN(pos * inv_freq[p]) for every pair p, the
+ * fused kernels' own angle and functions (kernels/rope_table.cu). */
+typedef struct pkvk_rope_table_params {
+    uint64_t out;
+    uint32_t rotary_dim, len;
+    float inv_freq[PKVK_MAX_PAIRS];
+} pkvk_rope_table_params;
 
 typedef struct pkvk_numerics_params {
     uint64_t in, out; /* n binary32 bit patterns; 8 * n words */

@@ -51,6 +51,20 @@ static void check_fill_slots(int quick, tally *t)
     t->secs = (double)(clock() - c0) / CLOCKS_PER_SEC;
 }
 
+/* Half of the fused cases: positions folded below twice a random bound and, with a GPU, the
+ * handle given a cos/sin table for the case's theta and rotary_dim up to that bound, so that
+ * the kernels read about half of their cos/sin from it (which must change no byte). */
+static int with_table(pkv_cuda *gpu, pkvi_case *k)
+{
+    uint32_t len = 1 + (uint32_t)(rnd() % 3000);
+    for (uint32_t i = 0; i < k->f.num_tokens; i++)
+        k->pos[0][i] %= 2 * len; /* pkvi_case_random: one stream */
+    if (!gpu || k->f.rotary_dim == 0) return 0;
+    if (pkv_cuda_rope_table(gpu, k->f.theta, k->f.rotary_dim, len) == PKV_OK) return 0;
+    fprintf(stderr, "pkv check: %s\n", pkv_last_error());
+    return 1;
+}
+
 static void row(const char *name, long cases, unsigned long long bytes, unsigned long long bad,
                 double secs)
 {
@@ -88,6 +102,10 @@ int pkvi_check_main(int quick)
                             fprintf(stderr, "pkv check: out of memory\n");
                             return 3;
                         }
+                        if (op >= PKV_OP_FUSED_BF16 && d % 2 && with_table(gpu, &k)) {
+                            pkvi_case_free(&k);
+                            return 3;
+                        }
                         pkvi_case_run(op, &k, gpu, &out[op]);
                         pkvi_case_free(&k);
                         t[op].cases++;
@@ -99,7 +117,8 @@ int pkvi_check_main(int quick)
     }
     if (gpu) {
         printf("%-18s %8s %14s %11s %9s\n", "op (CUDA)", "cases", "bytes", "mismatches", "time");
-        printf("  device: %s\n", pkv_cuda_describe(gpu));
+        printf("  device: %s; half of the fused cases with a cos/sin table\n",
+               pkv_cuda_describe(gpu));
         for (int op = PKV_OP_WRITE_BF16; op < PKV_OP_COUNT; op++) {
             row(pkv_op_name((pkv_op)op), t[op].cases, out[op].gpu_bytes, out[op].gpu_mismatches,
                 out[op].gpu_secs);

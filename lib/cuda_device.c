@@ -12,8 +12,8 @@
 static const char *const kernel_names[PKVI_K_COUNT] = {
     "pkvk_fill_slots",    "pkvk_write",        "pkvk_write_vec",        "pkvk_fused",
     "pkvk_fused_vec",     "pkvk_fused_fp8_kv", "pkvk_fused_fp8_kv_vec", "pkvk_fused_fp8_kv_vec16",
-    "pkvk_convert_range", "pkvk_probe",        "pkvk_numerics",         "pkvk_naive_write",
-    "pkvk_chain_norm",    "pkvk_chain_rope",   "pkvk_chain_store"};
+    "pkvk_convert_range", "pkvk_probe",        "pkvk_numerics",         "pkvk_rope_table",
+    "pkvk_naive_write",   "pkvk_chain_norm",   "pkvk_chain_rope",       "pkvk_chain_store"};
 
 #define CU(call, what)                                                                         \
     do {                                                                                       \
@@ -123,6 +123,10 @@ void pkv_cuda_close(pkv_cuda *h)
 {
     if (!h) return;
     if (pkvi_cuda_enter(h) == PKV_OK) {
+        if (h->cs_table) {
+            h->cu->cuCtxSynchronize(); /* launches in flight may still read it */
+            h->cu->cuMemFree(h->cs_table);
+        }
         h->cu->cuModuleUnload(h->module);
         pkvi_cuda_leave(h);
     }
@@ -131,18 +135,25 @@ void pkv_cuda_close(pkv_cuda *h)
     free(h);
 }
 
-pkv_status pkvi_cuda_inv_freq(pkv_cuda *h, float theta, uint32_t rotary_dim, float *out)
+pkv_status pkvi_cuda_rope(pkv_cuda *h, float theta, uint32_t rotary_dim, float *inv_freq,
+                          uint64_t *cs_table, uint32_t *cs_len)
 {
     pkv_status st = PKV_OK;
-    size_t n = rotary_dim / 2 * sizeof *out;
+    size_t n = rotary_dim / 2 * sizeof *inv_freq;
     pthread_mutex_lock(&h->freq_lock);
     if (h->freq_valid && h->freq_theta == theta && h->freq_rotary_dim == rotary_dim) {
-        memcpy(out, h->freq_table, n);
-    } else if ((st = pkv_inv_freq_table(theta, rotary_dim, out)) == PKV_OK) {
-        memcpy(h->freq_table, out, n);
+        memcpy(inv_freq, h->freq_table, n);
+    } else if ((st = pkv_inv_freq_table(theta, rotary_dim, inv_freq)) == PKV_OK) {
+        memcpy(h->freq_table, inv_freq, n);
         h->freq_theta = theta;
         h->freq_rotary_dim = rotary_dim;
         h->freq_valid = 1;
+    }
+    *cs_table = 0;
+    *cs_len = 0;
+    if (!st && h->cs_table && h->cs_theta == theta && h->cs_rotary_dim == rotary_dim) {
+        *cs_table = h->cs_table;
+        *cs_len = h->cs_len;
     }
     pthread_mutex_unlock(&h->freq_lock);
     return st;

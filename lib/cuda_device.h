@@ -18,6 +18,7 @@ enum {
     PKVI_K_CONVERT,
     PKVI_K_PROBE,
     PKVI_K_NUMERICS,
+    PKVI_K_ROPE_TABLE,
     /* benchmark baselines (kernels/baseline.cu) */
     PKVI_K_NAIVE_WRITE,
     PKVI_K_CHAIN_NORM,
@@ -36,15 +37,22 @@ struct pkv_cuda {
     char description[128];
     /* The last inv_freq table, so that a launch does not pay for the correctly rounded pow
      * (about 50 us for 64 pairs): engines call with one (theta, rotary_dim) per model. */
-    pthread_mutex_t freq_lock;
+    pthread_mutex_t freq_lock; /* guards these and the cos/sin table */
     int freq_valid;
     float freq_theta;
     uint32_t freq_rotary_dim;
     float freq_table[256];
+    /* pkv_cuda_rope_table's device table: rows for positions < cs_len, or cs_table = 0 */
+    uint64_t cs_table;
+    uint32_t cs_len, cs_rotary_dim;
+    float cs_theta;
 };
 
-/* inv_freq table for (theta, rotary_dim), from the handle's cache when it matches. */
-pkv_status pkvi_cuda_inv_freq(pkv_cuda *h, float theta, uint32_t rotary_dim, float *out);
+/* What a fused launch of (theta, rotary_dim) needs for RoPE: the inv_freq table (from the
+ * handle's cache when it matches) and the handle's cos/sin table when it was built for the
+ * same theta and rotary_dim (else *cs_table = 0, *cs_len = 0). */
+pkv_status pkvi_cuda_rope(pkv_cuda *h, float theta, uint32_t rotary_dim, float *inv_freq,
+                          uint64_t *cs_table, uint32_t *cs_len);
 
 /* Make h's context current for this thread (push) and undo it (pop). */
 pkv_status pkvi_cuda_enter(pkv_cuda *h);

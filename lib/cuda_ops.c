@@ -187,7 +187,8 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
     }
     memset(p, 0, sizeof *p);
     plan->kernel = -1;
-    if (d->rotary_dim && (st = pkvi_cuda_inv_freq(h, d->theta, d->rotary_dim, p->inv_freq)))
+    if (d->rotary_dim && (st = pkvi_cuda_rope(h, d->theta, d->rotary_dim, p->inv_freq,
+                                              &p->cs_table, &p->cs_len)))
         return st;
     if (d->num_tokens == 0) return PKV_OK;
     geom(&p->g, &d->cache, &g);

@@ -220,6 +220,18 @@ pkv_status pkv_cuda_fused_fp8_kv(pkv_cuda *h, const pkv_fused_desc *desc, uint64
                                  uint64_t slot_mapping, uint64_t k_cache, uint64_t v_cache,
                                  uint64_t oob_count, void *stream);
 
+/* An optional speed-up of the fused ops: a table of the RoPE cos and sin of every pair of
+ * (theta, rotary_dim) at positions 0 .. max_positions - 1, computed on the device once (4 *
+ * rotary_dim bytes per position) with the same angle and the same correctly rounded functions
+ * the kernels use. Fused launches on h with that theta and rotary_dim then read it for tokens
+ * whose positions it covers, and compute the rest: the bytes written are the same either way.
+ * One table per handle: this replaces the last one (a call with the same arguments returns at
+ * once); max_positions 0 frees it (pkv_cuda_close also does). Building or freeing a table
+ * synchronises the device. Call it while no other thread launches on h, and before capturing
+ * CUDA graphs of fused launches: a captured launch keeps the table it was captured with. */
+pkv_status pkv_cuda_rope_table(pkv_cuda *h, float theta, uint32_t rotary_dim,
+                               uint32_t max_positions);
+
 /* ---- Exact numeric primitives (doc/SPEC.md, "Numerics") ------------------------------------ */
 
 /* binary32 -> BF16, round to nearest even; any NaN -> 0x7FFF; overflow -> +-Inf. */

@@ -19,7 +19,8 @@ static const char usage[] =
     "             poisoned cache pools; exit status 1 on any mismatch (--quick: fewer)\n"
     "  bench      time every op on GPU 0 against the copy bandwidth and an empty kernel\n"
     "             and a baseline (--quick: fewer rows; --graph: time CUDA-graph replays;\n"
-    "             --op NAME, --tokens N: those rows only; --csv FILE: also write CSV)\n"
+    "             --rope-table: fused ops read cos/sin from a table; --op NAME,\n"
+    "             --tokens N: those rows only; --csv FILE: also write CSV)\n"
     "  info       print the build configuration and the GPUs found\n"
     "  --help     print this help\n"
     "  --version  print the version\n";
@@ -72,10 +73,11 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "info") == 0) return info();
     if (strcmp(argv[1], "bench") == 0) {
-        pkvi_bench_opts o = {0, 0, NULL, NULL, 0};
+        pkvi_bench_opts o = {0, 0, NULL, NULL, 0, 0};
         for (int i = 2; i < argc; i++) {
             if (strcmp(argv[i], "--quick") == 0) o.quick = 1;
             else if (strcmp(argv[i], "--graph") == 0) o.graph = 1;
+            else if (strcmp(argv[i], "--rope-table") == 0) o.rope_table = 1;
             else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) o.csv_path = argv[++i];
             else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) o.only_op = argv[++i];
             else if (strcmp(argv[i], "--tokens") == 0 && i + 1 < argc)

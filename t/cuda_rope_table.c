@@ -1,0 +1,195 @@
+/* The handle's RoPE cos/sin table (pkv_cuda_rope_table): its argument checks; every entry
+ * against the host's correctly rounded sin and cos of the kernels' angle; the fused ops with a
+ * table against the reference over whole poisoned pools (positions inside and past the
+ * table, 16-byte and element kernels); and that the kernels really read it: a table
+ * overwritten on purpose changes the bytes of tokens it covers, and only while it matches the
+ * call's theta and rotary_dim. */
+#include "config.h"
+#include "tap.h"
+#include "gpu.h"
+#include "bits.h"
+#include "diffcase.h"
+#include "randcase.h"
+#include "pagedkv.h"
+#include "../lib/cuda_device.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned long long row_mismatches(const float *rows, const float *inv, uint32_t rot,
+                                         uint64_t pos)
+{
+    uint32_t half = rot / 2;
+    unsigned long long bad = 0;
+    for (uint32_t p = 0; p < half; p++) {
+        float s, c;
+        pkv_sincosf_cr((float)pos * inv[p], &s, &c);
+        if (bits(rows[pos * rot + p]) != bits(c) || bits(rows[pos * rot + half + p]) != bits(s)) {
+            diag("position %llu pair %u: cos %08x sin %08x, want %08x %08x",
+                 (unsigned long long)pos, p, bits(rows[pos * rot + p]),
+                 bits(rows[pos * rot + half + p]), bits(c), bits(s));
+            bad++;
+        }
+    }
+    return bad;
+}
+
+/* Download h's table and compare rows 0, stride, 2 stride, ... and the last with the host;
+ * returns the entries that differ. */
+static unsigned long long table_mismatches(pkv_cuda *h, float theta, uint32_t rot, uint32_t len,
+                                           uint32_t stride)
+{
+    float inv[256], *rows = malloc((size_t)len * rot * sizeof(float));
+    unsigned long long bad = 0;
+    if (!rows || pkv_inv_freq_table(theta, rot, inv) != PKV_OK) bail("table_mismatches setup");
+    gpu_download(h, rows, h->cs_table, (size_t)len * rot * sizeof(float));
+    for (uint64_t pos = 0; pos < len && bad < 10; pos += stride)
+        bad += row_mismatches(rows, inv, rot, pos);
+    bad += row_mismatches(rows, inv, rot, len - 1);
+    free(rows);
+    return bad;
+}
+
+static void contents(pkv_cuda *h)
+{
+    static const struct {
+        float theta;
+        uint32_t rot, len, stride;
+    } t[] = {{1e4f, 128, 70000, 1},
+             {1e6f, 512, 3000, 1},
+             {5e5f, 2, 16777216 + 300, 1},
+             {1e8f, 64, 1u << 20, 97}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        uint32_t stride = t[i].stride * (uint32_t)tap_sample_stride();
+        pkv_status st = pkv_cuda_rope_table(h, t[i].theta, t[i].rot, t[i].len);
+        if (!is_int(st, PKV_OK, "table theta %g rotary_dim %u, %u positions: built", t[i].theta,
+                    t[i].rot, t[i].len))
+            diag("%s", pkv_last_error());
+        if (st) continue;
+        is_int((long long)table_mismatches(h, t[i].theta, t[i].rot, t[i].len, stride), 0,
+               "  every %u-th row (and the last) equals the host's cos and sin of "
+               "RN(pos * inv_freq)",
+               stride);
+    }
+}
+
+static void errors(pkv_cuda *h)
+{
+    uint64_t before;
+    is_int(pkv_cuda_rope_table(NULL, 1e4f, 128, 10), PKV_EINVAL, "NULL handle: EINVAL");
+    is_str(pkv_last_error(), "cuda_rope_table: handle is NULL", "  message");
+    ok(pkv_cuda_rope_table(h, 1e4f, 64, 100) == PKV_OK, "a table to keep through the errors");
+    before = h->cs_table;
+    is_int(pkv_cuda_rope_table(h, 1e4f, 1024, 10), PKV_EINVAL, "rotary_dim 1024: EINVAL");
+    is_str(pkv_last_error(), "cuda_rope_table: rotary_dim 1024 exceeds 512", "  message");
+    is_int(pkv_cuda_rope_table(h, 1e4f, 7, 10), PKV_EINVAL, "odd rotary_dim: EINVAL");
+    is_int(pkv_cuda_rope_table(h, 0.5f, 64, 10), PKV_EINVAL, "theta < 1: EINVAL");
+    is_int(pkv_cuda_rope_table(h, 1e4f, 0, 10), PKV_EINVAL, "rotary_dim 0: EINVAL");
+    ok(h->cs_table == before && h->cs_len == 100 && h->cs_rotary_dim == 64,
+       "a failed call leaves the last table in place");
+    ok(pkv_cuda_rope_table(h, 1e4f, 64, 100) == PKV_OK && h->cs_table == before,
+       "the same arguments again: kept, not rebuilt");
+    ok(pkv_cuda_rope_table(h, 1e4f, 64, 0) == PKV_OK && h->cs_table == 0 && h->cs_len == 0,
+       "max_positions 0 frees it");
+    ok(pkv_cuda_rope_table(h, 1e4f, 64, 0) == PKV_OK, "freeing no table is fine");
+}
+
+/* Every fused op on random cases with a table for the case's theta and rotary_dim covering
+ * about half of the positions. */
+static void ops(pkv_cuda *h)
+{
+    static const uint32_t nkvs[] = {1, 2, 8}, hds[] = {8, 64, 80, 128, 256}, bss[] = {1, 16, 7},
+                          toks[] = {1, 3, 40, 300};
+    pkvi_rng r = {0x2545f4914f6cdd1dull};
+    int rounds = tap_sample_stride() > 1 ? 3 : 12, cases = 0, failures = 0;
+    pkvi_outcome out;
+    memset(&out, 0, sizeof out);
+    for (int round = 0; round < rounds; round++)
+        for (int op = PKV_OP_FUSED_BF16; op <= PKV_OP_FUSED_FP8_KV; op++) {
+            pkvi_case c;
+            uint64_t x = pkvi_rng_next(&r);
+            uint32_t len = 1 + (uint32_t)(pkvi_rng_next(&r) % 5000);
+            if (pkvi_case_random(&c, &r, nkvs[x % 3], hds[(x >> 8) % 5], bss[(x >> 16) % 3],
+                                 toks[(x >> 24) % 4]))
+                bail("out of memory");
+            if (c.f.rotary_dim == 0) c.f.rotary_dim = 2;
+            for (uint32_t t = 0; t < c.f.num_tokens; t++)
+                c.pos[0][t] = (uint32_t)(pkvi_rng_next(&r) % (2ull * len));
+            if (pkv_cuda_rope_table(h, c.f.theta, c.f.rotary_dim, len) != PKV_OK) failures++;
+            pkvi_case_run(op, &c, h, &out);
+            pkvi_case_free(&c);
+            cases++;
+        }
+    if (out.what[0]) diag("%s", out.what);
+    is_int(failures, 0, "a table built for each of %d cases", cases);
+    ok(out.gpu_bytes > 0 && out.gpu_mismatches == 0 && out.ref_mismatches == 0,
+       "fused ops with a table == reference: %llu bytes compared, %llu differ", out.gpu_bytes,
+       out.gpu_mismatches);
+}
+
+/* A case whose every slot is valid and every position below 1000, rotary_dim = head_dim. */
+static void plain_case(pkvi_case *c, int shift)
+{
+    pkvi_rng r = {0x5851f42d4c957f2dull};
+    if (pkvi_case_random(c, &r, 4, 128, 16, 64)) bail("out of memory");
+    c->f.rotary_dim = 128;
+    c->f.theta = 1e4f;
+    c->shift = shift;
+    for (uint32_t t = 0; t < c->f.num_tokens; t++) {
+        c->pos[0][t] = (uint32_t)(pkvi_rng_next(&r) % 1000);
+        c->slots[t] = 2 * t + 1;
+    }
+}
+
+static unsigned long long run_diff(pkv_cuda *h, int op, const pkvi_case *c)
+{
+    pkvi_outcome o;
+    memset(&o, 0, sizeof o);
+    pkvi_case_run(op, c, h, &o);
+    return o.gpu_bytes ? o.gpu_mismatches : ~0ull;
+}
+
+static void really_read(pkv_cuda *h)
+{
+    for (int shift = 0; shift < 2; shift++) {
+        const char *kind = shift ? "element kernels" : "16-byte kernels";
+        for (int op = PKV_OP_FUSED_BF16; op <= PKV_OP_FUSED_FP8_KV; op += 3) {
+            pkvi_case c;
+            unsigned long long bad;
+            plain_case(&c, shift);
+            if (pkv_cuda_rope_table(h, 1e4f, 128, 1000) != PKV_OK) bail("%s", pkv_last_error());
+            is_int((long long)run_diff(h, op, &c), 0, "%s, %s: table of 1000 == reference",
+                   pkv_op_name((pkv_op)op), kind);
+            /* cos = sin = 0.75 everywhere: no longer the true values */
+            pkv_cuda_fill(h, h->cs_table, 0x3f, (size_t)1000 * 128 * 4);
+            bad = run_diff(h, op, &c);
+            ok(bad > 0 && bad != ~0ull, "  overwritten table: %llu bytes differ (it is read)", bad);
+            for (uint32_t t = 0; t < c.f.num_tokens; t++)
+                c.pos[0][t] += 1000;
+            is_int((long long)run_diff(h, op, &c), 0,
+                   "  positions 1000 and above: computed, not read");
+            for (uint32_t t = 0; t < c.f.num_tokens; t++)
+                c.pos[0][t] -= 1000;
+            c.f.theta = 1e6f;
+            is_int((long long)run_diff(h, op, &c), 0, "  another theta: not read");
+            c.f.theta = 1e4f;
+            c.f.rotary_dim = 64;
+            is_int((long long)run_diff(h, op, &c), 0, "  another rotary_dim: not read");
+            pkv_cuda_rope_table(h, 1e4f, 128, 0);
+            pkvi_case_free(&c);
+        }
+    }
+}
+
+int main(void)
+{
+    pkv_cuda *h = gpu_open_or_skip();
+    errors(h);
+    contents(h);
+    ops(h);
+    really_read(h);
+    pkv_cuda_rope_table(h, 1e4f, 128, 5000); /* left for pkv_cuda_close to free */
+    gpu_free_all(h);
+    pkv_cuda_close(h);
+    return done_testing();
+}
