@@ -129,7 +129,9 @@ __device__ __forceinline__ void pkvk_unpack8(uint4 u, float *f)
     }
 }
 
-template <bool OP8, int E>
+// TAB: the handle has a cos/sin table for this call (a separate kernel: the table's branch in
+// the pair loop made the kernels without it 2-5% slower on the H200)
+template <bool OP8, int E, bool TAB>
 __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
 {
     constexpr int L = OP8 ? E / 2 : E, CT = 32 / L, NV = E / 8; // leaves, threads per chunk, uint4s
@@ -172,7 +174,7 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
         const unsigned tl = pkvk_div32_q(kk, p.div_half), pr = kk - tl * half;
         const int stream = p.mrope ? pkvi_mrope_stream(pr, p.section) : 0;
         const unsigned pos = ((const unsigned *)p.pos[stream])[t_first + tl];
-        if (pos < p.cs_len) {
+        if (TAB && pos < p.cs_len) {
             const float *row = pkvk_rope_row(p, pos);
             pkvk_cp_async4(&cs[kk], row + pr);
             pkvk_cp_async4(&sn[kk], row + half + pr);
@@ -307,20 +309,18 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
     }
 }
 
-extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, PKVK_VEC8_BLOCKS)
-    pkvk_fused_vec(const pkvk_fused_params p)
-{
-    pkvk_fused_vec_body<false, 8>(p);
-}
+#define PKVK_FUSED_VEC_KERNEL(name, op8, e, blocks)                                             \
+    extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, blocks)                     \
+        name(const pkvk_fused_params p)                                                        \
+    {                                                                                          \
+        pkvk_fused_vec_body<op8, e, false>(p);                                                 \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, blocks)                     \
+        name##_tab(const pkvk_fused_params p)                                                  \
+    {                                                                                          \
+        pkvk_fused_vec_body<op8, e, true>(p);                                                  \
+    }
 
-extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, PKVK_VEC8_BLOCKS)
-    pkvk_fused_fp8_kv_vec(const pkvk_fused_params p)
-{
-    pkvk_fused_vec_body<true, 8>(p);
-}
-
-extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, PKVK_VEC16_BLOCKS)
-    pkvk_fused_fp8_kv_vec16(const pkvk_fused_params p)
-{
-    pkvk_fused_vec_body<true, 16>(p);
-}
+PKVK_FUSED_VEC_KERNEL(pkvk_fused_vec, false, 8, PKVK_VEC8_BLOCKS)
+PKVK_FUSED_VEC_KERNEL(pkvk_fused_fp8_kv_vec, true, 8, PKVK_VEC8_BLOCKS)
+PKVK_FUSED_VEC_KERNEL(pkvk_fused_fp8_kv_vec16, true, 16, PKVK_VEC16_BLOCKS)

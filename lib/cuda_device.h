@@ -15,6 +15,10 @@ enum {
     PKVI_K_FUSED_FP8_KV,
     PKVI_K_FUSED_FP8_KV_VEC,
     PKVI_K_FUSED_FP8_KV_VEC16,
+    /* the same three reading the handle's cos/sin table */
+    PKVI_K_FUSED_VEC_TAB,
+    PKVI_K_FUSED_FP8_KV_VEC_TAB,
+    PKVI_K_FUSED_FP8_KV_VEC16_TAB,
     PKVI_K_CONVERT,
     PKVI_K_PROBE,
     PKVI_K_NUMERICS,

@@ -264,6 +264,7 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
             plan->kernel = e == 16 ? PKVI_K_FUSED_FP8_KV_VEC16 : PKVI_K_FUSED_FP8_KV_VEC;
         else
             plan->kernel = PKVI_K_FUSED_VEC;
+        if (p->cs_table) plan->kernel += PKVI_K_FUSED_VEC_TAB - PKVI_K_FUSED_VEC;
         plan->grid = (unsigned)blocks;
         plan->block = block;
     } else if (op == PKV_OP_FUSED_FP8_KV) {
