@@ -6,6 +6,7 @@
 #include "fused.cu"
 #include "fused_fp8_kv.cu"
 #include "fused_vec.cu"
+#include "fused_warp.cu"
 #include "convert.cu"
 #include "numerics.cu"
 #include "rope_table.cu"
