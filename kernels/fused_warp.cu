@@ -1,189 +1,132 @@
 // Ops 5-8 on the device when the handle has a cos/sin table for the call and an item (token,
 // head) is a power-of-two lane group of one warp (the launcher checks that, the 16-byte
-// alignment of kernels/fused_vec.cu, and rotary_dim % 16 == 0). Each warp works alone, with no
-// shared memory and no barrier, through items in turn: a thread owns 8 elements of an item at
-// the same offset every time, so its (1 + w) are computed once; the item's sum of squares is
-// the normative tree over shuffles (as in fused_vec.cu); a thread reads the cos and sin of its
-// own 8 pairs from the table row of its token's position (16-byte loads: the heads of a token
-// share the row in L1); the rotation partner, 8 elements of the other half, comes from the
-// lane half / 8 away by shuffles. A token whose position is past the table has its cos and
-// sin computed on each thread that needs them (correct, slower: size the table to the
-// positions in use). The loads of the next item are issued before the current one is
-// processed, so that a warp always has memory requests in flight.
+// alignment of kernels/fused_vec.cu, and rotary_dim % 16 == 0). A warp takes 32 / group items
+// alone: no shared memory, no barrier. A thread owns 8 elements of an item; the item's sum of
+// squares is the normative tree over shuffles (as in fused_vec.cu); the thread reads the cos
+// and sin of its own 8 pairs from the table row of its token's position (16-byte loads: the
+// heads of a token share the row in L1), and the rotation partners, 8 elements of the other
+// half, from the lane half / 8 away by shuffles. A token whose position is past the table (or
+// MRoPE, whose pairs take three positions) has its cos and sin read or computed pair by pair
+// by each thread that needs them: correct, slower (a table should cover the positions in use).
 #include "kernels.cuh"
 #include "fused_common.cuh"
 
 #define PKVK_WARP_THREADS 256
-#ifndef PKVK_WARP_BLOCKS
 #define PKVK_WARP_BLOCKS 4 /* per multiprocessor: at most 64 registers */
-#endif
-#ifndef PKVK_WARP_PREFETCH
-#define PKVK_WARP_PREFETCH 1
-#endif
-
-// What an item needs from memory, loaded one item ahead.
-struct pkvk_warp_in {
-    uint4 x, v;     // this thread's 8 elements of K (and V: op 8)
-    long long slot; // the token's slot (-1 for a lane past the last item)
-    unsigned pos;   // the token's position (stream t)
-};
-
-__device__ __forceinline__ pkvk_warp_in pkvk_warp_load(const pkvk_fused_params &p, uint64_t item,
-                                                        uint64_t items, unsigned e0, bool op8)
-{
-    pkvk_warp_in in;
-    const unsigned nh = p.g.num_kv_heads, hd = p.g.head_dim;
-    const bool live = item < items;
-    const uint64_t t = live ? pkvk_div(item, p.div_heads) : 0u;
-    const unsigned h = live ? (unsigned)(item - t * nh) : 0u;
-    in.slot = live ? ((const long long *)p.slots)[t] : -1;
-    in.pos = live ? ((const unsigned *)p.pos[0])[t] : 0u;
-    in.x = in.v = make_uint4(0, 0, 0, 0);
-    if (live && e0 < hd) {
-        in.x = *(const uint4 *)((const unsigned short *)p.key + t * p.k_stride + (uint64_t)h * hd +
-                                e0);
-        if (op8)
-            in.v = *(const uint4 *)((const unsigned short *)p.value + t * p.v_stride +
-                                    (uint64_t)h * hd + e0);
-    }
-    return in;
-}
-
-// cos and sin of pairs pr0 .. pr0 + 7 of token t, each at its stream's position (MRoPE), from
-// the table where it covers the position, else computed. Out of line (p is the kernel's
-// __grid_constant__ parameter, so no copy): inlined, it made ptxas spill on the common path.
-__device__ __noinline__ void pkvk_warp_cs_slow(const pkvk_fused_params *pp, uint64_t t,
-                                               unsigned pr0, float *c, float *s)
-{
-    const pkvk_fused_params &p = *pp;
-    for (int k = 0; k < 8; k++) {
-        const unsigned pr = pr0 + k;
-        const int stream = p.mrope ? pkvi_mrope_stream(pr, p.section) : 0;
-        pkvk_rope_cs(p, ((const unsigned *)p.pos[stream])[t], pr, &s[k], &c[k]);
-    }
-}
 
 template <bool OP8> __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
 {
     constexpr int E = 8, L = OP8 ? 4 : 8, CT = 32 / L;
     const unsigned G = p.group, lane = threadIdx.x & 31u, j = lane & (G - 1), e0 = E * j;
-    const unsigned hd = p.g.head_dim, half = p.rotary_dim / 2, chunks = G / CT;
+    const unsigned nh = p.g.num_kv_heads, hd = p.g.head_dim, half = p.rotary_dim / 2;
+    const unsigned chunks = G / CT;
     const bool in_head = e0 < hd, rotated = e0 < p.rotary_dim, first = e0 < half;
     const unsigned pr0 = first ? e0 : e0 - half;
     const unsigned partner = rotated ? (first ? lane + half / E : lane - half / E) : lane;
-    const uint64_t items = (uint64_t)p.num_tokens * p.g.num_kv_heads, ipw = 32u / G;
-    const uint64_t warps = (uint64_t)gridDim.x * (blockDim.x / 32u);
-    float w1[E]; // RN(1 + w) of this thread's elements: the same for every item
-    {
-        float wt[E];
-        pkvk_unpack8(in_head ? *(const uint4 *)((const unsigned short *)p.weight + e0)
-                             : make_uint4(0, 0, 0, 0),
-                     wt);
-#pragma unroll
-        for (int k = 0; k < E; k++)
-            w1[k] = __fadd_rn(1.0f, wt[k]);
+    const uint64_t item =
+        ((uint64_t)blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u) * (32u / G) + lane / G;
+    const bool live = item < (uint64_t)p.num_tokens * nh;
+    const uint64_t t = live ? pkvk_div(item, p.div_heads) : 0u;
+    const unsigned h = live ? (unsigned)(item - t * nh) : 0u;
+    const long long slot = live ? ((const long long *)p.slots)[t] : -1;
+    const unsigned pos = live ? ((const unsigned *)p.pos[0])[t] : 0u;
+    uint4 xr = make_uint4(0, 0, 0, 0), vr = xr, wr = xr;
+    if (live && in_head) {
+        xr = *(const uint4 *)((const unsigned short *)p.key + t * p.k_stride + (uint64_t)h * hd +
+                              e0);
+        if (OP8)
+            vr = *(const uint4 *)((const unsigned short *)p.value + t * p.v_stride +
+                                  (uint64_t)h * hd + e0);
+        wr = *(const uint4 *)((const unsigned short *)p.weight + e0);
     }
-    uint64_t wi = (uint64_t)blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u;
-#if PKVK_WARP_PREFETCH
-    pkvk_warp_in cur = pkvk_warp_load(p, wi * ipw + lane / G, items, e0, OP8);
-#endif
-    for (; wi * ipw < items; wi += warps) {
-#if PKVK_WARP_PREFETCH
-        const pkvk_warp_in in = cur;
-        if ((wi + warps) * ipw < items)
-            cur = pkvk_warp_load(p, (wi + warps) * ipw + lane / G, items, e0, OP8);
-#else
-        const pkvk_warp_in in = pkvk_warp_load(p, wi * ipw + lane / G, items, e0, OP8);
-#endif
-        const uint64_t item = wi * ipw + lane / G;
-        const bool live = item < items;
-        const uint64_t t = live ? pkvk_div(item, p.div_heads) : 0u;
-        const unsigned h = live ? (unsigned)(item - t * p.g.num_kv_heads) : 0u;
-        float x[E], leaf[L];
-        pkvk_unpack8(in.x, x);
+    float x[E], wt[E], leaf[L];
+    pkvk_unpack8(xr, x);
+    pkvk_unpack8(wr, wt);
 #pragma unroll
-        for (int k = 0; k < L; k++)
-            leaf[k] = OP8 ? __fadd_rn(__fmul_rn(x[2 * k], x[2 * k]),
-                                      __fmul_rn(x[2 * k + 1], x[2 * k + 1]))
-                          : __fmul_rn(x[k], x[k]);
-        float sum = pkvk_chunk_tree<L>(leaf);
-        // the chunk butterfly's levels that pair real chunks (fused_vec.cu explains why the
-        // +0.0 padding levels can be left out)
-        for (unsigned off = chunks >> 1; off; off >>= 1)
-            sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, off * CT));
-        const float rms = pkvi_rsqrt_cr(__fadd_rn(__fdiv_rn(sum, (float)hd), p.eps));
-        float own[E], y[E];
+    for (int k = 0; k < L; k++)
+        leaf[k] =
+            OP8 ? __fadd_rn(__fmul_rn(x[2 * k], x[2 * k]), __fmul_rn(x[2 * k + 1], x[2 * k + 1]))
+                : __fmul_rn(x[k], x[k]);
+    float sum = pkvk_chunk_tree<L>(leaf);
+    // the chunk butterfly's levels that pair real chunks (fused_vec.cu explains why the
+    // +0.0 padding levels can be left out)
+    for (unsigned off = chunks >> 1; off; off >>= 1)
+        sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, off * CT));
+    const float rms = pkvi_rsqrt_cr(__fadd_rn(__fdiv_rn(sum, (float)hd), p.eps));
+    float own[E], y[E];
 #pragma unroll
-        for (int k = 0; k < E; k++) {
-            own[k] = __fmul_rn(__fmul_rn(x[k], rms), w1[k]);
-            if (OP8 && k % 2) {
-                unsigned b = pkvk_bf16x2(own[k - 1], own[k]);
-                own[k - 1] = pkvi_bf16_to_f32((unsigned short)b);
-                own[k] = pkvi_bf16_to_f32((unsigned short)(b >> 16));
-            }
+    for (int k = 0; k < E; k++) {
+        own[k] = __fmul_rn(__fmul_rn(x[k], rms), __fadd_rn(1.0f, wt[k]));
+        if (OP8 && k % 2) {
+            unsigned b = pkvk_bf16x2(own[k - 1], own[k]);
+            own[k - 1] = pkvi_bf16_to_f32((unsigned short)b);
+            own[k] = pkvi_bf16_to_f32((unsigned short)(b >> 16));
         }
-        // cos and sin of this thread's pairs pr0 .. pr0 + 7 (MRoPE: each from its stream)
-        float c[E], s[E];
-        if (rotated && live) {
-            if (!p.mrope && in.pos < p.cs_len) {
-                const float4 *cr = (const float4 *)(pkvk_rope_row(p, in.pos) + pr0),
-                             *sr = (const float4 *)(pkvk_rope_row(p, in.pos) + half + pr0);
-                const float4 c0 = cr[0], c1 = cr[1], s0 = sr[0], s1 = sr[1];
-                c[0] = c0.x, c[1] = c0.y, c[2] = c0.z, c[3] = c0.w;
-                c[4] = c1.x, c[5] = c1.y, c[6] = c1.z, c[7] = c1.w;
-                s[0] = s0.x, s[1] = s0.y, s[2] = s0.z, s[3] = s0.w;
-                s[4] = s1.x, s[5] = s1.y, s[6] = s1.z, s[7] = s1.w;
-            } else {
-                float cf[E], sf[E]; // in local memory: this path is rare and out of line
-                pkvk_warp_cs_slow(&p, t, pr0, cf, sf);
-#pragma unroll
-                for (int k = 0; k < E; k++)
-                    c[k] = cf[k], s[k] = sf[k];
-            }
+    }
+    // cos and sin of this thread's pairs pr0 .. pr0 + 7 (MRoPE: each from its stream)
+    float c[E], s[E];
+    if (rotated && live) {
+        if (!p.mrope && pos < p.cs_len) {
+            const float4 *cr = (const float4 *)(pkvk_rope_row(p, pos) + pr0),
+                         *sr = (const float4 *)(pkvk_rope_row(p, pos) + half + pr0);
+            const float4 c0 = cr[0], c1 = cr[1], s0 = sr[0], s1 = sr[1];
+            c[0] = c0.x, c[1] = c0.y, c[2] = c0.z, c[3] = c0.w;
+            c[4] = c1.x, c[5] = c1.y, c[6] = c1.z, c[7] = c1.w;
+            s[0] = s0.x, s[1] = s0.y, s[2] = s0.z, s[3] = s0.w;
+            s[4] = s1.x, s[5] = s1.y, s[6] = s1.z, s[7] = s1.w;
         } else {
+            float cf[E], sf[E];
+#pragma unroll 1
+            for (unsigned k = 0; k < E; k++) {
+                const unsigned pr = pr0 + k;
+                const int stream = p.mrope ? pkvi_mrope_stream(pr, p.section) : 0;
+                pkvk_rope_cs(p, ((const unsigned *)p.pos[stream])[t], pr, &sf[k], &cf[k]);
+            }
 #pragma unroll
             for (int k = 0; k < E; k++)
-                c[k] = s[k] = 0.0f;
+                c[k] = cf[k], s[k] = sf[k];
         }
+    } else {
 #pragma unroll
-        for (int k = 0; k < E; k++) {
-            const float pv = __shfl_sync(0xffffffffu, own[k], partner);
-            y[k] = !rotated ? own[k]
-                   : first  ? __fsub_rn(__fmul_rn(own[k], c[k]), __fmul_rn(pv, s[k]))
-                            : __fadd_rn(__fmul_rn(own[k], c[k]), __fmul_rn(pv, s[k]));
-            if (OP8 && rotated) y[k] = pkvi_bf16_to_f32((unsigned short)pkvk_bf16x2(y[k], 0.0f));
-        }
-        const int kind = pkvi_slot_kind(in.slot, p.g.num_slots);
-        if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)
-            atomicAdd((unsigned long long *)p.oob, 1ull);
-        if (kind != PKVI_SLOT_OK || !in_head) continue;
-        const uint64_t o = pkvi_slot_row_offset((uint64_t)in.slot,
-                                                pkvk_div((uint64_t)in.slot, p.div_bs),
-                                                p.g.block_size, p.g.block_stride, p.g.row) +
-                           (uint64_t)h * hd + e0; // a multiple of 8
-        if (p.k_fp8) {
-            ((uint2 *)p.k_cache)[o / 8] = pkvk_e4m3x8(y, p.k_mul);
-        } else {
-            ((uint4 *)p.k_cache)[o / 8] =
-                make_uint4(pkvk_bf16x2(y[0], y[1]), pkvk_bf16x2(y[2], y[3]),
-                           pkvk_bf16x2(y[4], y[5]), pkvk_bf16x2(y[6], y[7]));
-        }
-        if (OP8) {
-            float v[8];
-            pkvk_unpack8(in.v, v);
-            ((uint2 *)p.v_cache)[o / 8] = pkvk_e4m3x8(v, p.v_mul);
-        }
+        for (int k = 0; k < E; k++)
+            c[k] = s[k] = 0.0f;
+    }
+#pragma unroll
+    for (int k = 0; k < E; k++) {
+        const float pv = __shfl_sync(0xffffffffu, own[k], partner);
+        y[k] = !rotated ? own[k]
+               : first  ? __fsub_rn(__fmul_rn(own[k], c[k]), __fmul_rn(pv, s[k]))
+                        : __fadd_rn(__fmul_rn(own[k], c[k]), __fmul_rn(pv, s[k]));
+        if (OP8 && rotated) y[k] = pkvi_bf16_to_f32((unsigned short)pkvk_bf16x2(y[k], 0.0f));
+    }
+    const int kind = pkvi_slot_kind(slot, p.g.num_slots);
+    if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)
+        atomicAdd((unsigned long long *)p.oob, 1ull);
+    if (kind != PKVI_SLOT_OK || !in_head) return;
+    const uint64_t o = pkvi_slot_row_offset((uint64_t)slot, pkvk_div((uint64_t)slot, p.div_bs),
+                                            p.g.block_size, p.g.block_stride, p.g.row) +
+                       (uint64_t)h * hd + e0; // a multiple of 8
+    if (p.k_fp8) {
+        ((uint2 *)p.k_cache)[o / 8] = pkvk_e4m3x8(y, p.k_mul);
+    } else {
+        ((uint4 *)p.k_cache)[o / 8] = make_uint4(pkvk_bf16x2(y[0], y[1]), pkvk_bf16x2(y[2], y[3]),
+                                                 pkvk_bf16x2(y[4], y[5]), pkvk_bf16x2(y[6], y[7]));
+    }
+    if (OP8) {
+        float v[8];
+        pkvk_unpack8(vr, v);
+        ((uint2 *)p.v_cache)[o / 8] = pkvk_e4m3x8(v, p.v_mul);
     }
 }
 
 extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_WARP_BLOCKS)
-    pkvk_fused_warp(const __grid_constant__ pkvk_fused_params p)
+    pkvk_fused_warp(const pkvk_fused_params p)
 {
     pkvk_fused_warp_body<false>(p);
 }
 
 extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_WARP_BLOCKS)
-    pkvk_fused_fp8_kv_warp(const __grid_constant__ pkvk_fused_params p)
+    pkvk_fused_fp8_kv_warp(const pkvk_fused_params p)
 {
     pkvk_fused_warp_body<true>(p);
 }

@@ -161,20 +161,21 @@ pkv_status pkv_cuda_write_fp8(pkv_cuda *h, const pkv_write_desc *d, uint64_t key
 
 /* Ops 5-8 with the handle's cos/sin table: the warp kernels (kernels/fused_warp.cu) when an
  * item of 8-element threads is a power-of-two lane group of one warp and the rotated elements
- * come in whole halves of 8. Warps go through the items in turn; the grid is at most one wave
- * of the kernels' 4 blocks per multiprocessor. Returns 0 when they do not apply. */
-static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsigned epc,
+ * come in whole halves of 8; a warp per 32 / group items. Returns 0 when they do not apply. */
+static int warp_plan(pkv_op op, const pkv_fused_desc *d, unsigned epc,
                      uint64_t items, pkvk_fused_params *p, pkvi_plan *plan)
 {
     unsigned g = (d->cache.head_dim + epc - 1) / epc * (epc / 8u);
-    uint64_t warps = (items + 32u / g - 1) / (32u / g), blocks, wave = (uint64_t)h->sm_count * 4u;
-    if (!p->cs_table || g > 32u || (g & (g - 1u)) || d->rotary_dim % 16u) return 0;
+    uint64_t warps, blocks;
+    if (!p->cs_table || g == 0 || g > 32u || (g & (g - 1u)) || d->rotary_dim % 16u) return 0;
+    warps = (items + 32u / g - 1) / (32u / g); /* g >= 4: head_dim > 0, epc >= 32 */
     p->group = g;
     p->div_heads = pkvk_div32_make(d->cache.num_kv_heads);
     p->div_bs = pkvk_div32_make(d->cache.block_size);
     plan->block = warps < 8u ? (unsigned)warps * 32u : 256u;
     blocks = (warps + plan->block / 32u - 1) / (plan->block / 32u);
-    plan->grid = (unsigned)(blocks < wave ? blocks : wave);
+    if (blocks > 0x7fffffffu) return 0;
+    plan->grid = (unsigned)blocks;
     plan->kernel = op == PKV_OP_FUSED_FP8_KV ? PKVI_K_FUSED_FP8_KV_WARP : PKVI_K_FUSED_WARP;
     return 1;
 }
@@ -247,7 +248,7 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
         unsigned elems_per_chunk = op == PKV_OP_FUSED_FP8_KV ? 64u : 32u;
         unsigned e = 8u;
         uint64_t items = (uint64_t)d->num_tokens * d->cache.num_kv_heads, blocks;
-        if (warp_plan(h, op, d, elems_per_chunk, items, p, plan)) return PKV_OK;
+        if (warp_plan(op, d, elems_per_chunk, items, p, plan)) return PKV_OK;
         if (op == PKV_OP_FUSED_FP8_KV && d->cache.head_dim % 16 == 0) {
             unsigned group16 = (d->cache.head_dim + 63u) / 64u * 4u;
             uint64_t tokens16 =
