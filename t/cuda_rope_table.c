@@ -11,7 +11,7 @@
 #include "diffcase.h"
 #include "randcase.h"
 #include "pagedkv.h"
-#include "../lib/cuda_device.h"
+#include "../lib/cuda_plan.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -130,10 +130,10 @@ static void ops(pkv_cuda *h)
 }
 
 /* A case whose every slot is valid and every position below 1000, rotary_dim = head_dim. */
-static void plain_case(pkvi_case *c, int shift)
+static void plain_case(pkvi_case *c, int shift, uint32_t nkv)
 {
     pkvi_rng r = {0x5851f42d4c957f2dull};
-    if (pkvi_case_random(c, &r, 4, 128, 16, 64)) bail("out of memory");
+    if (pkvi_case_random(c, &r, nkv, 128, 16, 64)) bail("out of memory");
     c->f.rotary_dim = 128;
     c->f.theta = 1e4f;
     c->shift = shift;
@@ -151,14 +151,34 @@ static unsigned long long run_diff(pkv_cuda *h, int op, const pkvi_case *c)
     return o.gpu_bytes ? o.gpu_mismatches : ~0ull;
 }
 
+/* 4 heads aligned: the warp kernels; 8 heads aligned: the 16-byte block kernels; shifted by an
+ * element: the element kernels (lib/cuda_ops.c chooses) */
 static void really_read(pkv_cuda *h)
 {
-    for (int shift = 0; shift < 2; shift++) {
-        const char *kind = shift ? "element kernels" : "16-byte kernels";
+    for (int variant = 0; variant < 3; variant++) {
+        const int shift = variant == 2;
+        const char *kind = variant == 0   ? "4 heads, warp kernels"
+                           : variant == 1 ? "8 heads, 16-byte block kernels"
+                                          : "element kernels";
         for (int op = PKV_OP_FUSED_BF16; op <= PKV_OP_FUSED_FP8_KV; op += 3) {
             pkvi_case c;
             unsigned long long bad;
-            plain_case(&c, shift);
+            plain_case(&c, shift, variant == 1 ? 8 : 4);
+            if (variant < 2) { /* the kernel the launcher takes for aligned buffers */
+                const uint64_t a = 1u << 20, pos[3] = {a, a, a};
+                pkvk_fused_params prm;
+                pkvi_plan plan;
+                int want =
+                    op == PKV_OP_FUSED_BF16
+                        ? (variant ? PKVI_K_FUSED_VEC_TAB : PKVI_K_FUSED_WARP)
+                        : (variant ? PKVI_K_FUSED_FP8_KV_VEC16_TAB : PKVI_K_FUSED_FP8_KV_WARP);
+                pkv_cuda_rope_table(h, 1e4f, 128, 1000);
+                is_int(pkvi_cuda_fused_plan(h, (pkv_op)op, &c.f, a, a, a, pos, a, a, a, 0, &prm,
+                                            &plan) == PKV_OK
+                           ? plan.kernel
+                           : -2,
+                       want, "%s, %s: the launcher's kernel", pkv_op_name((pkv_op)op), kind);
+            }
             if (pkv_cuda_rope_table(h, 1e4f, 128, 1000) != PKV_OK) bail("%s", pkv_last_error());
             is_int((long long)run_diff(h, op, &c), 0, "%s, %s: table of 1000 == reference",
                    pkv_op_name((pkv_op)op), kind);
