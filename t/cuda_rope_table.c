@@ -129,13 +129,17 @@ static void ops(pkv_cuda *h)
        out.gpu_mismatches);
 }
 
-/* A case whose every slot is valid and every position below 1000, rotary_dim = head_dim. */
+/* A case whose every slot is valid and every position below 1000, rotary_dim = head_dim, rows
+ * and blocks dense. */
 static void plain_case(pkvi_case *c, int shift, uint32_t nkv)
 {
     pkvi_rng r = {0x5851f42d4c957f2dull};
     if (pkvi_case_random(c, &r, nkv, 128, 16, 64)) bail("out of memory");
     c->f.rotary_dim = 128;
     c->f.theta = 1e4f;
+    c->f.k_row_stride = c->f.v_row_stride = 0; /* dense rows and blocks: 16-byte aligned */
+    c->f.cache.block_stride = 0;
+    pkvi_write_desc_like(&c->w, &c->f);
     c->shift = shift;
     for (uint32_t t = 0; t < c->f.num_tokens; t++) {
         c->pos[0][t] = (uint32_t)(pkvi_rng_next(&r) % 1000);
