@@ -1,13 +1,14 @@
-// Ops 5-8 on the device when the handle has a cos/sin table for the call and an item (token,
-// head) is a power-of-two lane group of one warp (the launcher checks that, the 16-byte
-// alignment of kernels/fused_vec.cu, and rotary_dim % 16 == 0). A warp takes 32 / group items
+// Ops 5, 7 and 8 on the device when the handle has a cos/sin table for the call and an item
+// (token, head) is a power-of-two lane group of one warp (the launcher checks that, the
+// 16-byte alignment of kernels/fused_vec.cu, rotary_dim % 16 == 0, at most 4 heads, and one
+// position stream: not MRoPE). A warp takes 32 / group items
 // alone: no shared memory, no barrier. A thread owns 8 elements of an item; the item's sum of
 // squares is the normative tree over shuffles (as in fused_vec.cu); the thread reads the cos
 // and sin of its own 8 pairs from the table row of its token's position (16-byte loads: the
 // heads of a token share the row in L1), and the rotation partners, 8 elements of the other
-// half, from the lane half / 8 away by shuffles. A token whose position is past the table (or
-// MRoPE, whose pairs take three positions) has its cos and sin read or computed pair by pair
-// by each thread that needs them: correct, slower (a table should cover the positions in use).
+// half, from the lane half / 8 away by shuffles. A token whose position is past the table has
+// its cos and sin computed pair by pair by each thread that needs them: correct, slower (a
+// table should cover the positions in use).
 #include "kernels.cuh"
 #include "fused_common.cuh"
 
@@ -63,10 +64,10 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_warp_body(const p
             own[k] = pkvi_bf16_to_f32((unsigned short)(b >> 16));
         }
     }
-    // cos and sin of this thread's pairs pr0 .. pr0 + 7 (MRoPE: each from its stream)
+    // cos and sin of this thread's pairs pr0 .. pr0 + 7
     float c[E], s[E];
     if (rotated && live) {
-        if (!p.mrope && pos < p.cs_len) {
+        if (pos < p.cs_len) {
             const float4 *cr = (const float4 *)(pkvk_rope_row(p, pos) + pr0),
                          *sr = (const float4 *)(pkvk_rope_row(p, pos) + half + pr0);
             const float4 c0 = cr[0], c1 = cr[1], s0 = sr[0], s1 = sr[1];
@@ -77,11 +78,8 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_warp_body(const p
         } else {
             float cf[E], sf[E];
 #pragma unroll 1
-            for (unsigned k = 0; k < E; k++) {
-                const unsigned pr = pr0 + k;
-                const int stream = p.mrope ? pkvi_mrope_stream(pr, p.section) : 0;
-                pkvk_rope_cs(p, ((const unsigned *)p.pos[stream])[t], pr, &sf[k], &cf[k]);
-            }
+            for (unsigned k = 0; k < E; k++)
+                pkvk_rope_cs(p, pos, pr0 + k, &sf[k], &cf[k]);
 #pragma unroll
             for (int k = 0; k < E; k++)
                 c[k] = cf[k], s[k] = sf[k];

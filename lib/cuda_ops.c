@@ -159,9 +159,11 @@ pkv_status pkv_cuda_write_fp8(pkv_cuda *h, const pkv_write_desc *d, uint64_t key
                     stream);
 }
 
-/* Ops 5-8 with the handle's cos/sin table: the warp kernels (kernels/fused_warp.cu) when an
- * item of 8-element threads is a power-of-two lane group of one warp, the rotated elements
- * come in whole halves of 8, and a token has at most 4 heads; a warp per 32 / group items.
+/* Ops 5, 7 and 8 with the handle's cos/sin table: the warp kernels (kernels/fused_warp.cu)
+ * when an item of 8-element threads is a power-of-two lane group of one warp, the rotated
+ * elements come in whole halves of 8, and a token has at most 4 heads; a warp per 32 / group
+ * items. Not MRoPE, whose pairs take positions from three streams: a thread would read its 8
+ * pairs' rows one by one (measured 45% slower at 4 x 256 than the block kernel).
  * With more heads the block kernels, which share a token's cos/sin through shared memory,
  * were faster on the H200 (65,536 tokens: 8 x 128 and 16 x 64 2-5% faster; 4 x 256 1-8% and
  * 1 x 128 17-22% slower than the warp kernels). Returns 0 when they do not apply. */
@@ -170,8 +172,8 @@ static int warp_plan(pkv_op op, const pkv_fused_desc *d, unsigned epc,
 {
     unsigned g = (d->cache.head_dim + epc - 1) / epc * (epc / 8u);
     uint64_t warps, blocks;
-    if (!p->cs_table || d->cache.num_kv_heads > 4u || g == 0 || g > 32u || (g & (g - 1u)) ||
-        d->rotary_dim % 16u)
+    if (!p->cs_table || op == PKV_OP_FUSED_MROPE_BF16 || d->cache.num_kv_heads > 4u || g == 0 ||
+        g > 32u || (g & (g - 1u)) || d->rotary_dim % 16u)
         return 0;
     warps = (items + 32u / g - 1) / (32u / g); /* g >= 4: head_dim > 0, epc >= 32 */
     p->group = g;
