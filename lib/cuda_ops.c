@@ -165,8 +165,9 @@ pkv_status pkv_cuda_write_fp8(pkv_cuda *h, const pkv_write_desc *d, uint64_t key
  * items. Not MRoPE, whose pairs take positions from three streams: a thread would read its 8
  * pairs' rows one by one (measured 45% slower at 4 x 256 than the block kernel).
  * With more heads the block kernels, which share a token's cos/sin through shared memory,
- * were faster on the H200 (65,536 tokens: 8 x 128 and 16 x 64 2-5% faster; 4 x 256 1-8% and
- * 1 x 128 17-22% slower than the warp kernels). Returns 0 when they do not apply. */
+ * were faster on the H200 (65,536 tokens, fused_bf16 and fused_fp8_kv: the warp kernels 17-22%
+ * faster at 1 x 128, 1% slower and 8% faster at 4 x 256, 2-5% slower at 8 x 128 and 16 x 64).
+ * Returns 0 when they do not apply. */
 static int warp_plan(pkv_op op, const pkv_fused_desc *d, unsigned epc,
                      uint64_t items, pkvk_fused_params *p, pkvi_plan *plan)
 {
