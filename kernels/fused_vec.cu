@@ -282,11 +282,3 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
 PKVK_FUSED_VEC_KERNEL(pkvk_fused_vec, false, 8, PKVK_VEC8_BLOCKS)
 PKVK_FUSED_VEC_KERNEL(pkvk_fused_fp8_kv_vec, true, 8, PKVK_VEC8_BLOCKS)
 PKVK_FUSED_VEC_KERNEL(pkvk_fused_fp8_kv_vec16, true, 16, PKVK_VEC16_BLOCKS)
-
-// ops 5-7 with a table: 16 elements per thread (without a table a block's sin/cos loop would
-// grow with it; measured slower at 4180ff4)
-extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, PKVK_VEC16_BLOCKS)
-    pkvk_fused_vec16_tab(const pkvk_fused_params p)
-{
-    pkvk_fused_vec_body<false, 16, true>(p);
-}

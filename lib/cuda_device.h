@@ -19,7 +19,6 @@ enum {
     PKVI_K_FUSED_VEC_TAB,
     PKVI_K_FUSED_FP8_KV_VEC_TAB,
     PKVI_K_FUSED_FP8_KV_VEC16_TAB,
-    PKVI_K_FUSED_VEC16_TAB,
     PKVI_K_FUSED_WARP, /* with the table, items of one warp (kernels/fused_warp.cu) */
     PKVI_K_FUSED_FP8_KV_WARP,
     PKVI_K_CONVERT,

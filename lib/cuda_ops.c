@@ -263,7 +263,6 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
                 (256u / group16 + d->cache.num_kv_heads - 1) / d->cache.num_kv_heads;
             if (tokens16 * (d->rotary_dim / 2) <= 256u) e = 16u;
         }
-        if (op != PKV_OP_FUSED_FP8_KV && p->cs_table && d->cache.head_dim % 16 == 0) e = 16u;
         unsigned block;
         p->group =
             (d->cache.head_dim + elems_per_chunk - 1) / elems_per_chunk * (elems_per_chunk / e);
@@ -292,9 +291,7 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
             return pkvi_fail(PKV_ERANGE, "%s: %llu blocks exceed the grid", name,
                              (unsigned long long)blocks);
         if (op != PKV_OP_FUSED_FP8_KV)
-            plan->kernel = e == 16         ? PKVI_K_FUSED_VEC16_TAB
-                           : p->cs_table ? PKVI_K_FUSED_VEC_TAB
-                                         : PKVI_K_FUSED_VEC;
+            plan->kernel = p->cs_table ? PKVI_K_FUSED_VEC_TAB : PKVI_K_FUSED_VEC;
         else if (e == 16)
             plan->kernel = p->cs_table ? PKVI_K_FUSED_FP8_KV_VEC16_TAB : PKVI_K_FUSED_FP8_KV_VEC16;
         else
