@@ -43,3 +43,49 @@ __device__ __forceinline__ void pkvk_unpack8(uint4 u, float *f)
         f[2 * k + 1] = pkvi_bf16_to_f32((unsigned short)(w[k] >> 16));
     }
 }
+
+// The tree's leaves of a thread's elements: their squares (ops 5-7), or the sums of the
+// squares of their pairs (op 8, pair leaves).
+template <bool OP8, int L> __device__ __forceinline__ void pkvk_leaves(const float *x, float *leaf)
+{
+#pragma unroll
+    for (int k = 0; k < L; k++)
+        leaf[k] =
+            OP8 ? __fadd_rn(__fmul_rn(x[2 * k], x[2 * k]), __fmul_rn(x[2 * k + 1], x[2 * k + 1]))
+                : __fmul_rn(x[k], x[k]);
+}
+
+// RN(RN(x * rms) * RN(1 + w)) of E elements; op 8 rounds them to BF16 (held exactly as floats).
+template <bool OP8, int E>
+__device__ __forceinline__ void pkvk_normed(const float *x, const float *wt, float rms, float *own)
+{
+#pragma unroll
+    for (int k = 0; k < E; k++) {
+        own[k] = __fmul_rn(__fmul_rn(x[k], rms), __fadd_rn(1.0f, wt[k]));
+        if (OP8 && k % 2) {
+            unsigned b = pkvk_bf16x2(own[k - 1], own[k]);
+            own[k - 1] = pkvi_bf16_to_f32((unsigned short)b);
+            own[k] = pkvi_bf16_to_f32((unsigned short)(b >> 16));
+        }
+    }
+}
+
+// Store 8 rotated K elements, unit q of 8 from element offset o (a multiple of 8) of the K pool
+// (BF16, or E4M3 of y * k_mul), and for op 8 the 8 V elements vr there as E4M3 of v * v_mul.
+template <bool OP8>
+__device__ __forceinline__ void pkvk_store8(const pkvk_fused_params &p, uint64_t o, int q,
+                                            const float *y, uint4 vr)
+{
+    if (p.k_fp8) {
+        ((uint2 *)p.k_cache)[o / 8 + q] = pkvk_e4m3x8(y, p.k_mul);
+    } else {
+        ((uint4 *)p.k_cache)[o / 8 + q] =
+            make_uint4(pkvk_bf16x2(y[0], y[1]), pkvk_bf16x2(y[2], y[3]), pkvk_bf16x2(y[4], y[5]),
+                       pkvk_bf16x2(y[6], y[7]));
+    }
+    if (OP8) {
+        float v[8];
+        pkvk_unpack8(vr, v);
+        ((uint2 *)p.v_cache)[o / 8 + q] = pkvk_e4m3x8(v, p.v_mul);
+    }
+}

@@ -166,11 +166,7 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
         pkvk_unpack8(xr[q], x + 8 * q);
         pkvk_unpack8(wr[q], wt + 8 * q);
     }
-#pragma unroll
-    for (int k = 0; k < L; k++)
-        leaf[k] =
-            OP8 ? __fadd_rn(__fmul_rn(x[2 * k], x[2 * k]), __fmul_rn(x[2 * k + 1], x[2 * k + 1]))
-                : __fmul_rn(x[k], x[k]);
+    pkvk_leaves<OP8, L>(x, leaf);
     float sum = pkvk_chunk_tree<L>(leaf); // every thread of the chunk holds its sum
     const unsigned chunks = G / CT;
     if (G <= 32 && (G & (G - 1)) == 0) {
@@ -194,15 +190,7 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
     // the normed values (op 8: rounded to BF16, held exactly as floats) stay in registers and
     // go to shared memory for the rotation partners in other threads
     float own[E];
-#pragma unroll
-    for (int k = 0; k < E; k++) {
-        own[k] = __fmul_rn(__fmul_rn(x[k], rms), __fadd_rn(1.0f, wt[k]));
-        if (OP8 && k % 2) {
-            unsigned b = pkvk_bf16x2(own[k - 1], own[k]);
-            own[k - 1] = pkvi_bf16_to_f32((unsigned short)b);
-            own[k] = pkvi_bf16_to_f32((unsigned short)(b >> 16));
-        }
-    }
+    pkvk_normed<OP8, E>(x, wt, rms, own);
 #pragma unroll
     for (int q = 0; q < E / 4; q++)
         ((float4 *)(normed + tid * (E + 4)))[q] =
@@ -250,21 +238,8 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
     }
     uint64_t o = off + (uint64_t)h * hd + e0; // a multiple of 8
 #pragma unroll
-    for (int q = 0; q < NV; q++) {
-        const float *yq = y + 8 * q;
-        if (p.k_fp8) {
-            ((uint2 *)p.k_cache)[o / 8 + q] = pkvk_e4m3x8(yq, p.k_mul);
-        } else {
-            ((uint4 *)p.k_cache)[o / 8 + q] =
-                make_uint4(pkvk_bf16x2(yq[0], yq[1]), pkvk_bf16x2(yq[2], yq[3]),
-                           pkvk_bf16x2(yq[4], yq[5]), pkvk_bf16x2(yq[6], yq[7]));
-        }
-        if (OP8) {
-            float v[8];
-            pkvk_unpack8(vr[q], v);
-            ((uint2 *)p.v_cache)[o / 8 + q] = pkvk_e4m3x8(v, p.v_mul);
-        }
-    }
+    for (int q = 0; q < NV; q++)
+        pkvk_store8<OP8>(p, o, q, y + 8 * q, vr[q]);
 }
 
 #define PKVK_FUSED_VEC_KERNEL(name, op8, e, blocks)                                             \

@@ -45,11 +45,7 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_warp_body(const p
     float x[E], wt[E], leaf[L];
     pkvk_unpack8(xr, x);
     pkvk_unpack8(wr, wt);
-#pragma unroll
-    for (int k = 0; k < L; k++)
-        leaf[k] =
-            OP8 ? __fadd_rn(__fmul_rn(x[2 * k], x[2 * k]), __fmul_rn(x[2 * k + 1], x[2 * k + 1]))
-                : __fmul_rn(x[k], x[k]);
+    pkvk_leaves<OP8, L>(x, leaf);
     float sum = pkvk_chunk_tree<L>(leaf);
     // the chunk butterfly's levels that pair real chunks (fused_vec.cu explains why the
     // +0.0 padding levels can be left out)
@@ -57,15 +53,7 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_warp_body(const p
         sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, off * CT));
     const float rms = pkvi_rsqrt_cr(__fadd_rn(__fdiv_rn(sum, (float)hd), p.eps));
     float own[E], y[E];
-#pragma unroll
-    for (int k = 0; k < E; k++) {
-        own[k] = __fmul_rn(__fmul_rn(x[k], rms), __fadd_rn(1.0f, wt[k]));
-        if (OP8 && k % 2) {
-            unsigned b = pkvk_bf16x2(own[k - 1], own[k]);
-            own[k - 1] = pkvi_bf16_to_f32((unsigned short)b);
-            own[k] = pkvi_bf16_to_f32((unsigned short)(b >> 16));
-        }
-    }
+    pkvk_normed<OP8, E>(x, wt, rms, own);
     // cos and sin of this thread's pairs pr0 .. pr0 + 7
     float c[E], s[E];
     if (rotated && live) {
@@ -106,17 +94,7 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_warp_body(const p
     const uint64_t o = pkvi_slot_row_offset((uint64_t)slot, pkvk_div((uint64_t)slot, p.div_bs),
                                             p.g.block_size, p.g.block_stride, p.g.row) +
                        (uint64_t)h * hd + e0; // a multiple of 8
-    if (p.k_fp8) {
-        ((uint2 *)p.k_cache)[o / 8] = pkvk_e4m3x8(y, p.k_mul);
-    } else {
-        ((uint4 *)p.k_cache)[o / 8] = make_uint4(pkvk_bf16x2(y[0], y[1]), pkvk_bf16x2(y[2], y[3]),
-                                                 pkvk_bf16x2(y[4], y[5]), pkvk_bf16x2(y[6], y[7]));
-    }
-    if (OP8) {
-        float v[8];
-        pkvk_unpack8(vr, v);
-        ((uint2 *)p.v_cache)[o / 8] = pkvk_e4m3x8(v, p.v_mul);
-    }
+    pkvk_store8<OP8>(p, o, 0, y, vr);
 }
 
 extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_WARP_BLOCKS)
