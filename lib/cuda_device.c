@@ -9,17 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* in the order of the PKVI_K_ enum (lib/cuda_device.h) */
 static const char *const kernel_names[PKVI_K_COUNT] = {
-    "pkvk_fill_slots",           "pkvk_write",
-    "pkvk_write_vec",            "pkvk_fused",
-    "pkvk_fused_vec",            "pkvk_fused_fp8_kv",
-    "pkvk_fused_fp8_kv_vec",     "pkvk_fused_fp8_kv_vec16",
-    "pkvk_fused_vec_tab",        "pkvk_fused_fp8_kv_vec_tab",
-    "pkvk_fused_fp8_kv_vec16_tab", "pkvk_fused_warp",
-    "pkvk_fused_fp8_kv_warp",    "pkvk_convert_range",
-    "pkvk_probe",                "pkvk_numerics",
-    "pkvk_rope_table",           "pkvk_naive_write",
-    "pkvk_chain_norm",           "pkvk_chain_rope",
+    "pkvk_fill_slots",              "pkvk_write",
+    "pkvk_write_vec",               "pkvk_fused",
+    "pkvk_fused_vec",               "pkvk_fused_fp8_kv",
+    "pkvk_fused_fp8_kv_vec",        "pkvk_fused_fp8_kv_vec16",
+    "pkvk_fused_vec_tab",           "pkvk_fused_fp8_kv_vec_tab",
+    "pkvk_fused_fp8_kv_vec16_tab",  "pkvk_fused_warp",
+    "pkvk_fused_fp8_kv_warp",       "pkvk_convert_range",
+    "pkvk_probe",                   "pkvk_numerics",
+    "pkvk_rope_table",              "pkvk_naive_write",
+    "pkvk_chain_norm",              "pkvk_chain_rope",
     "pkvk_chain_store"};
 
 #define CU(call, what)                                                                         \
