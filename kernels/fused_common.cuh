@@ -8,6 +8,32 @@ __device__ __forceinline__ uint64_t pkvk_div(uint64_t a, pkvk_div32 d)
     return a <= 0xffffffffull ? pkvk_div32_q((uint32_t)a, d) : a / d.d;
 }
 
+// The 16-byte kernels run only when num_slots <= 2^32 and the cache's block stride and row and
+// the sources' row strides are below 2^32 elements (the launcher's rule; other calls take the
+// element kernels). Then a valid slot, its quotient and remainder fit 32 bits and every offset
+// is a sum of 32 x 32 -> 64-bit products: one wide multiply each instead of 64-bit sequences.
+
+// pkvi_slot_row_offset of a valid slot
+__device__ __forceinline__ uint64_t pkvk_row_offset(const pkvk_fused_params &p, int64_t slot)
+{
+    const uint32_t s = (uint32_t)slot, q = pkvk_div32_q(s, p.div_bs);
+    return (uint64_t)q * (uint32_t)p.g.block_stride +
+           (uint64_t)(s - q * p.g.block_size) * (uint32_t)p.g.row;
+}
+
+// element offset of element e of token t's row in a source of row stride `stride`
+__device__ __forceinline__ uint64_t pkvk_src_offset(uint64_t t, uint64_t stride, unsigned e)
+{
+    return (uint64_t)(uint32_t)t * (uint32_t)stride + e;
+}
+
+// sum / head_dim, correctly rounded: a product with the exact reciprocal when head_dim is a
+// power of two (the same real number, so the same rounding), else the division
+__device__ __forceinline__ float pkvk_mean(const pkvk_fused_params &p, float sum)
+{
+    return p.inv_hd != 0.0f ? __fmul_rn(sum, p.inv_hd) : __fdiv_rn(sum, (float)p.g.head_dim);
+}
+
 template <int L> __device__ __forceinline__ float pkvk_chunk_tree(float *v)
 {
 #pragma unroll

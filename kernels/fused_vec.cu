@@ -53,6 +53,18 @@ __device__ __forceinline__ void pkvk_cp_async_wait()
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 }
 
+// Copies are committed in groups (an empty group is legal); waiting for all but the newest
+// lets a thread use its K rows while its table copies are still in flight.
+__device__ __forceinline__ void pkvk_cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void pkvk_cp_async_wait_group1()
+{
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+}
+
 // Where thread group il of this block is: its token t and head h (if live: an item of the
 // call), and the block's tokens [t_first, t_end). Item indices fit 32 bits in every call the
 // launcher marks idx32, and then take 32-bit arithmetic: fewer instructions before the first
@@ -113,15 +125,16 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
     float *const mine_smem = normed + tid * (E + 4);
     if (mine) {
         const uint4 *xs =
-            (const uint4 *)((const unsigned short *)p.key + t * p.k_stride + (uint64_t)h * hd + e0);
-        const uint4 *vs = (const uint4 *)((const unsigned short *)p.value + t * p.v_stride +
-                                          (uint64_t)h * hd + e0);
+            (const uint4 *)((const unsigned short *)p.key + pkvk_src_offset(t, p.k_stride, h * hd + e0));
+        const uint4 *vs = (const uint4 *)((const unsigned short *)p.value +
+                                          pkvk_src_offset(t, p.v_stride, h * hd + e0));
 #pragma unroll
         for (int q = 0; q < NV; q++) {
             pkvk_cp_async16((uint4 *)mine_smem + q, xs + q);
             if (OP8) pkvk_cp_async16((uint4 *)mine_smem + NV + q, vs + q);
         }
     }
+    pkvk_cp_async_commit(); // group 1: K (and V); the table's cos/sin follow as group 2
     // the slot is read now and classified after the loop, when the read has landed
     const long long slot = live ? ((const long long *)p.slots)[t] : -1;
 
@@ -141,16 +154,15 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
         }
     }
 
+    pkvk_cp_async_commit();
     uint64_t off = 0;
     const int kind = pkvi_slot_kind(slot, p.g.num_slots);
-    if (kind == PKVI_SLOT_OK)
-        off = pkvi_slot_row_offset((uint64_t)slot, pkvk_div((uint64_t)slot, p.div_bs),
-                                   p.g.block_size, p.g.block_stride, p.g.row);
+    if (kind == PKVI_SLOT_OK) off = pkvk_row_offset(p, slot);
     if (live && kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)
         atomicAdd((unsigned long long *)p.oob, 1ull);
     // the weights after the loop too: every item reads the same ones (cache hits)
     uint4 xr[NV], wr[NV], vr[NV];
-    pkvk_cp_async_wait();
+    pkvk_cp_async_wait_group1(); // K and V: the cos/sin may still be in flight
 #pragma unroll
     for (int q = 0; q < NV; q++) {
         xr[q] = wr[q] = vr[q] = make_uint4(0, 0, 0, 0);
@@ -186,7 +198,7 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
             sums[c] = il < p.ipb && c < chunks ? csum[il * chunks + c] : 0.0f;
         sum = pkvi_butterfly32(sums);
     }
-    float rms = pkvi_rsqrt_cr(__fadd_rn(__fdiv_rn(sum, (float)hd), p.eps));
+    float rms = pkvi_rsqrt_cr(__fadd_rn(pkvk_mean(p, sum), p.eps));
     // the normed values (op 8: rounded to BF16, held exactly as floats) stay in registers and
     // go to shared memory for the rotation partners in other threads
     float own[E];
@@ -195,6 +207,7 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
     for (int q = 0; q < E / 4; q++)
         ((float4 *)(normed + tid * (E + 4)))[q] =
             make_float4(own[4 * q], own[4 * q + 1], own[4 * q + 2], own[4 * q + 3]);
+    pkvk_cp_async_wait(); // this thread's cos/sin copies; the barrier shows them to the block
     __syncthreads();
     if (kind != PKVI_SLOT_OK || !mine) return; // after the last barrier
     const float *c_t = cs + (t - t_first) * half, *s_t = sn + (t - t_first) * half;

@@ -1,14 +1,19 @@
 // Ops 5, 7 and 8 on the device when the handle has a cos/sin table for the call and an item
 // (token, head) is a power-of-two lane group of one warp (the launcher checks that, the
-// 16-byte alignment of kernels/fused_vec.cu, rotary_dim % 16 == 0, at most 4 heads, and one
-// position stream: not MRoPE). A warp takes 32 / group items alone: no shared memory, no
-// barrier. A thread owns 8 elements of an item; the item's sum of squares is the normative
-// tree over shuffles (as in fused_vec.cu); the thread reads the cos and sin of its own 8 pairs
-// from the table row of its token's position (16-byte loads: the heads of a token share the
-// row in L1), and the rotation partners, 8 elements of the other half, from the lane half / 8
-// away by shuffles. A token whose position is past the table has
-// its cos and sin computed pair by pair by each thread that needs them: correct, slower (a
-// table should cover the positions in use).
+// 16-byte alignment and 32-bit offsets of kernels/fused_vec.cu, item indices below 2^32,
+// rotary_dim % 16 == 0, at most 4 heads, and one position stream: not MRoPE). A warp takes
+// 32 / group items alone: no shared memory, no barrier. A thread owns 8 elements of an item;
+// the item's sum of squares is the normative tree over shuffles (as in fused_vec.cu); the
+// thread reads the cos and sin of its own 8 pairs from the table row of its token's position
+// (16-byte loads: the heads of a token share the row in L1), and the rotation partners, 8
+// elements of the other half, from the lane half / 8 away by shuffles. A token whose position
+// is past the table has its cos and sin computed pair by pair by each thread that needs them:
+// correct, slower (a table should cover the positions in use).
+//
+// Two forms: calls of many waves load the row after the normalisation (64 registers, 4
+// blocks per multiprocessor: loaded before the tree, the row's 16 registers would spill);
+// calls that fit one wave (`_small`) load it as soon as the position arrives, so that its
+// latency overlaps the tree and the rsqrt instead of following them.
 #include "kernels.cuh"
 #include "fused_common.cuh"
 
@@ -17,7 +22,36 @@
  * 10-17% slower on the H200) */
 #define PKVK_WARP_BLOCKS 4
 
-template <bool OP8> __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
+// cos and sin of the pairs pr0 .. pr0 + 7 at position pos (0 when the thread rotates nothing)
+__device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool rotated,
+                                             unsigned pos, unsigned pr0, float *c, float *s)
+{
+    if (rotated && pos < p.cs_len) {
+        const float *row = pkvk_rope_row(p, pos);
+        const float4 *cr = (const float4 *)(row + pr0),
+                     *sr = (const float4 *)(row + p.rotary_dim / 2 + pr0);
+        const float4 c0 = cr[0], c1 = cr[1], s0 = sr[0], s1 = sr[1];
+        c[0] = c0.x, c[1] = c0.y, c[2] = c0.z, c[3] = c0.w;
+        c[4] = c1.x, c[5] = c1.y, c[6] = c1.z, c[7] = c1.w;
+        s[0] = s0.x, s[1] = s0.y, s[2] = s0.z, s[3] = s0.w;
+        s[4] = s1.x, s[5] = s1.y, s[6] = s1.z, s[7] = s1.w;
+    } else if (rotated) {
+        float cf[8], sf[8];
+#pragma unroll 1
+        for (unsigned k = 0; k < 8; k++)
+            pkvk_rope_cs(p, pos, pr0 + k, &sf[k], &cf[k]);
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            c[k] = cf[k], s[k] = sf[k];
+    } else {
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            c[k] = s[k] = 0.0f;
+    }
+}
+
+template <bool OP8, bool EARLY>
+__device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
 {
     constexpr int E = 8, L = OP8 ? 4 : 8, CT = 32 / L;
     const unsigned G = p.group, lane = threadIdx.x & 31u, j = lane & (G - 1), e0 = E * j;
@@ -26,22 +60,25 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_warp_body(const p
     const bool in_head = e0 < hd, rotated = e0 < p.rotary_dim, first = e0 < half;
     const unsigned pr0 = first ? e0 : e0 - half;
     const unsigned partner = rotated ? (first ? lane + half / E : lane - half / E) : lane;
-    const uint64_t item =
-        ((uint64_t)blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u) * (32u / G) + lane / G;
-    const bool live = item < (uint64_t)p.num_tokens * nh;
-    const uint64_t t = live ? pkvk_div(item, p.div_heads) : 0u;
-    const unsigned h = live ? (unsigned)(item - t * nh) : 0u;
+    // item indices fit 32 bits (the launcher's rule)
+    const unsigned item = (blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u) * (32u / G) +
+                          lane / G;
+    const bool live = item < p.num_tokens * nh;
+    const unsigned t = live ? pkvk_div32_q(item, p.div_heads) : 0u;
+    const unsigned h = live ? item - t * nh : 0u;
     const long long slot = live ? ((const long long *)p.slots)[t] : -1;
     const unsigned pos = live ? ((const unsigned *)p.pos[0])[t] : 0u;
     uint4 xr = make_uint4(0, 0, 0, 0), vr = xr, wr = xr;
     if (live && in_head) {
-        xr = *(const uint4 *)((const unsigned short *)p.key + t * p.k_stride + (uint64_t)h * hd +
-                              e0);
+        xr = *(const uint4 *)((const unsigned short *)p.key +
+                              pkvk_src_offset(t, p.k_stride, h * hd + e0));
         if (OP8)
-            vr = *(const uint4 *)((const unsigned short *)p.value + t * p.v_stride +
-                                  (uint64_t)h * hd + e0);
+            vr = *(const uint4 *)((const unsigned short *)p.value +
+                                  pkvk_src_offset(t, p.v_stride, h * hd + e0));
         wr = *(const uint4 *)((const unsigned short *)p.weight + e0);
     }
+    float c[E], s[E];
+    if (EARLY) pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
     float x[E], wt[E], leaf[L];
     pkvk_unpack8(xr, x);
     pkvk_unpack8(wr, wt);
@@ -51,34 +88,10 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_warp_body(const p
     // +0.0 padding levels can be left out)
     for (unsigned off = chunks >> 1; off; off >>= 1)
         sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, off * CT));
-    const float rms = pkvi_rsqrt_cr(__fadd_rn(__fdiv_rn(sum, (float)hd), p.eps));
+    const float rms = pkvi_rsqrt_cr(__fadd_rn(pkvk_mean(p, sum), p.eps));
     float own[E], y[E];
     pkvk_normed<OP8, E>(x, wt, rms, own);
-    // cos and sin of this thread's pairs pr0 .. pr0 + 7
-    float c[E], s[E];
-    if (rotated && live) {
-        if (pos < p.cs_len) {
-            const float4 *cr = (const float4 *)(pkvk_rope_row(p, pos) + pr0),
-                         *sr = (const float4 *)(pkvk_rope_row(p, pos) + half + pr0);
-            const float4 c0 = cr[0], c1 = cr[1], s0 = sr[0], s1 = sr[1];
-            c[0] = c0.x, c[1] = c0.y, c[2] = c0.z, c[3] = c0.w;
-            c[4] = c1.x, c[5] = c1.y, c[6] = c1.z, c[7] = c1.w;
-            s[0] = s0.x, s[1] = s0.y, s[2] = s0.z, s[3] = s0.w;
-            s[4] = s1.x, s[5] = s1.y, s[6] = s1.z, s[7] = s1.w;
-        } else {
-            float cf[E], sf[E];
-#pragma unroll 1
-            for (unsigned k = 0; k < E; k++)
-                pkvk_rope_cs(p, pos, pr0 + k, &sf[k], &cf[k]);
-#pragma unroll
-            for (int k = 0; k < E; k++)
-                c[k] = cf[k], s[k] = sf[k];
-        }
-    } else {
-#pragma unroll
-        for (int k = 0; k < E; k++)
-            c[k] = s[k] = 0.0f;
-    }
+    if (!EARLY) pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
 #pragma unroll
     for (int k = 0; k < E; k++) {
         const float pv = __shfl_sync(0xffffffffu, own[k], partner);
@@ -91,20 +104,20 @@ template <bool OP8> __device__ __forceinline__ void pkvk_fused_warp_body(const p
     if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)
         atomicAdd((unsigned long long *)p.oob, 1ull);
     if (kind != PKVI_SLOT_OK || !in_head) return;
-    const uint64_t o = pkvi_slot_row_offset((uint64_t)slot, pkvk_div((uint64_t)slot, p.div_bs),
-                                            p.g.block_size, p.g.block_stride, p.g.row) +
-                       (uint64_t)h * hd + e0; // a multiple of 8
-    pkvk_store8<OP8>(p, o, 0, y, vr);
+    pkvk_store8<OP8>(p, pkvk_row_offset(p, slot) + h * hd + e0, 0, y, vr); // a multiple of 8
 }
 
-extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_WARP_BLOCKS)
-    pkvk_fused_warp(const pkvk_fused_params p)
-{
-    pkvk_fused_warp_body<false>(p);
-}
+#define PKVK_FUSED_WARP_KERNEL(name, op8)                                                      \
+    extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_WARP_BLOCKS)          \
+        name(const pkvk_fused_params p)                                                        \
+    {                                                                                          \
+        pkvk_fused_warp_body<op8, false>(p);                                                   \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, 1)                         \
+        name##_small(const pkvk_fused_params p)                                                \
+    {                                                                                          \
+        pkvk_fused_warp_body<op8, true>(p);                                                    \
+    }
 
-extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_WARP_BLOCKS)
-    pkvk_fused_fp8_kv_warp(const pkvk_fused_params p)
-{
-    pkvk_fused_warp_body<true>(p);
-}
+PKVK_FUSED_WARP_KERNEL(pkvk_fused_warp, false)
+PKVK_FUSED_WARP_KERNEL(pkvk_fused_fp8_kv_warp, true)

@@ -43,6 +43,7 @@ typedef struct pkvk_fused_params {
     uint32_t k_fp8;      /* K cache is FP8 (ops 7, 8) */
     uint32_t group, ipb; /* 16-byte kernels: threads per (token, head) item, items per block */
     uint32_t idx32;      /* 16-byte kernels: grid * ipb + num_kv_heads fits 32 bits */
+    float inv_hd;        /* 1 / head_dim when head_dim is a power of two (exact), else 0 */
     /* 16-byte kernels: group, num_kv_heads, rotary_dim / 2 and block_size as divisors */
     pkvk_div32 div_group, div_heads, div_half, div_bs;
     float eps, k_mul, v_mul; /* k_mul: k_inv_scale (op 7) or RN(1 / k_scale) (op 8) */

@@ -21,6 +21,8 @@ enum {
     PKVI_K_FUSED_FP8_KV_VEC16_TAB,
     PKVI_K_FUSED_WARP, /* with the table, items of one warp (kernels/fused_warp.cu) */
     PKVI_K_FUSED_FP8_KV_WARP,
+    PKVI_K_FUSED_WARP_SMALL, /* the same two for calls of one wave: the table row loaded early */
+    PKVI_K_FUSED_FP8_KV_WARP_SMALL,
     PKVI_K_CONVERT,
     PKVI_K_PROBE,
     PKVI_K_NUMERICS,

@@ -46,6 +46,15 @@ static int rows_vec8(const pkvi_geom *g)
     return g->row % 8 == 0 && g->block_stride % 8 == 0;
 }
 
+/* The 16-byte fused kernels' offset arithmetic is 32 x 32 -> 64-bit (kernels/fused_common.cuh):
+ * it needs slots below 2^32 and strides and rows below 2^32 elements. */
+static int offsets32(const pkvi_geom *g, const pkvi_src *k, const pkvi_src *v)
+{
+    const uint64_t w = 0xffffffffu;
+    return g->num_slots <= w + 1 && g->block_stride <= w && g->row <= w && k->stride <= w &&
+           v->stride <= w;
+}
+
 /* Blocks for a grid-stride kernel over n threads' worth of work, 256 threads each. */
 static unsigned grid_for(uint64_t n)
 {
@@ -168,7 +177,7 @@ pkv_status pkv_cuda_write_fp8(pkv_cuda *h, const pkv_write_desc *d, uint64_t key
  * were faster on the H200 (65,536 tokens, fused_bf16 and fused_fp8_kv: the warp kernels 17-22%
  * faster at 1 x 128, 1% slower and 8% faster at 4 x 256, 2-5% slower at 8 x 128 and 16 x 64).
  * Returns 0 when they do not apply. */
-static int warp_plan(pkv_op op, const pkv_fused_desc *d, unsigned epc,
+static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsigned epc,
                      uint64_t items, pkvk_fused_params *p, pkvi_plan *plan)
 {
     unsigned g = (d->cache.head_dim + epc - 1) / epc * (epc / 8u);
@@ -177,6 +186,7 @@ static int warp_plan(pkv_op op, const pkv_fused_desc *d, unsigned epc,
         g > 32u || (g & (g - 1u)) || d->rotary_dim % 16u)
         return 0;
     warps = (items + 32u / g - 1) / (32u / g); /* g >= 4: head_dim > 0, epc >= 32 */
+    if (warps * 32u > 0xffffffffu) return 0; /* the kernels' item indices are 32-bit */
     p->group = g;
     p->div_heads = pkvk_div32_make(d->cache.num_kv_heads);
     p->div_bs = pkvk_div32_make(d->cache.block_size);
@@ -184,7 +194,13 @@ static int warp_plan(pkv_op op, const pkv_fused_desc *d, unsigned epc,
     blocks = (warps + plan->block / 32u - 1) / (plan->block / 32u);
     if (blocks > 0x7fffffffu) return 0;
     plan->grid = (unsigned)blocks;
-    plan->kernel = op == PKV_OP_FUSED_FP8_KV ? PKVI_K_FUSED_FP8_KV_WARP : PKVI_K_FUSED_WARP;
+    /* one wave: the _small kernels, which load the table row before the tree (1 x 128 at one
+     * token on the H200: see doc/PERFORMANCE.md) */
+    if (blocks <= (uint64_t)h->sm_count)
+        plan->kernel = op == PKV_OP_FUSED_FP8_KV ? PKVI_K_FUSED_FP8_KV_WARP_SMALL
+                                                 : PKVI_K_FUSED_WARP_SMALL;
+    else
+        plan->kernel = op == PKV_OP_FUSED_FP8_KV ? PKVI_K_FUSED_FP8_KV_WARP : PKVI_K_FUSED_WARP;
     return 1;
 }
 
@@ -243,7 +259,10 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
         p->v_mul = 1.0f / d->v_scale;
     }
     p->k_fp8 = op == PKV_OP_FUSED_FP8_K || op == PKV_OP_FUSED_FP8_KV;
-    if (d->cache.head_dim % 8 == 0 && rows_vec8(&g) && k.stride % 8 == 0 && vec8(key, 2) &&
+    if ((d->cache.head_dim & (d->cache.head_dim - 1u)) == 0)
+        p->inv_hd = 1.0f / (float)d->cache.head_dim; /* exact */
+    if (d->cache.head_dim % 8 == 0 && rows_vec8(&g) && offsets32(&g, &k, &v) && k.stride % 8 == 0 &&
+        vec8(key, 2) &&
         vec8(weight, 2) && vec8(k_cache, pkvi_cache_elem_bytes(op)) &&
         (op != PKV_OP_FUSED_FP8_KV || (v.stride % 8 == 0 && vec8(value, 2) && vec8(v_cache, 1)))) {
         /* an item is one (token, head): `group` threads of E elements, padded to whole
@@ -256,7 +275,7 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
         unsigned elems_per_chunk = op == PKV_OP_FUSED_FP8_KV ? 64u : 32u;
         unsigned e = 8u;
         uint64_t items = (uint64_t)d->num_tokens * d->cache.num_kv_heads, blocks;
-        if (warp_plan(op, d, elems_per_chunk, items, p, plan)) return PKV_OK;
+        if (warp_plan(h, op, d, elems_per_chunk, items, p, plan)) return PKV_OK;
         if (op == PKV_OP_FUSED_FP8_KV && d->cache.head_dim % 16 == 0) {
             unsigned group16 = (d->cache.head_dim + 63u) / 64u * 4u;
             uint64_t tokens16 =

@@ -131,10 +131,10 @@ static void ops(pkv_cuda *h)
 
 /* A case whose every slot is valid and every position below 1000, rotary_dim = head_dim, rows
  * and blocks dense. */
-static void plain_case(pkvi_case *c, int shift, uint32_t nkv)
+static void plain_case(pkvi_case *c, int shift, uint32_t nkv, uint32_t tokens)
 {
     pkvi_rng r = {0x5851f42d4c957f2dull};
-    if (pkvi_case_random(c, &r, nkv, 128, 16, 64)) bail("out of memory");
+    if (pkvi_case_random(c, &r, nkv, 128, 16, tokens)) bail("out of memory");
     c->f.rotary_dim = 128;
     c->f.theta = 1e4f;
     c->f.k_row_stride = c->f.v_row_stride = 0; /* dense rows and blocks: 16-byte aligned */
@@ -155,33 +155,40 @@ static unsigned long long run_diff(pkv_cuda *h, int op, const pkvi_case *c)
     return o.gpu_bytes ? o.gpu_mismatches : ~0ull;
 }
 
-/* 4 heads aligned: the warp kernels; 8 heads aligned: the 16-byte block kernels; shifted by an
- * element: the element kernels (lib/cuda_ops.c chooses) */
+/* 4 heads aligned: the warp kernels, in one wave (the _small form) and in many (1024 tokens are
+ * 256 blocks: more than the multiprocessors of the GPUs this was written for; the test says
+ * so if not); 8 heads aligned: the 16-byte block kernels; shifted by an element: the element
+ * kernels (lib/cuda_ops.c chooses) */
 static void really_read(pkv_cuda *h)
 {
-    for (int variant = 0; variant < 3; variant++) {
-        const int shift = variant == 2;
-        const char *kind = variant == 0   ? "4 heads, warp kernels"
-                           : variant == 1 ? "8 heads, 16-byte block kernels"
+    for (int variant = 0; variant < 4; variant++) {
+        const int shift = variant == 3;
+        const char *kind = variant == 0   ? "4 heads, 64 tokens, warp kernels (one wave)"
+                           : variant == 1 ? "4 heads, 1024 tokens, warp kernels (many waves)"
+                           : variant == 2 ? "8 heads, 16-byte block kernels"
                                           : "element kernels";
         for (int op = PKV_OP_FUSED_BF16; op <= PKV_OP_FUSED_FP8_KV; op += 3) {
+            const int kv = op == PKV_OP_FUSED_FP8_KV;
             pkvi_case c;
             unsigned long long bad;
-            plain_case(&c, shift, variant == 1 ? 8 : 4);
-            if (variant < 2) { /* the kernel the launcher takes for aligned buffers */
+            plain_case(&c, shift, variant == 2 ? 8 : 4, variant == 1 ? 1024 : 64);
+            if (variant < 3) { /* the kernel the launcher takes for aligned buffers */
                 const uint64_t a = 1u << 20, pos[3] = {a, a, a};
+                const int want[3][2] = {
+                    {PKVI_K_FUSED_WARP_SMALL, PKVI_K_FUSED_FP8_KV_WARP_SMALL},
+                    {PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP},
+                    {PKVI_K_FUSED_VEC_TAB, PKVI_K_FUSED_FP8_KV_VEC16_TAB}};
                 pkvk_fused_params prm;
                 pkvi_plan plan;
-                int want =
-                    op == PKV_OP_FUSED_BF16
-                        ? (variant ? PKVI_K_FUSED_VEC_TAB : PKVI_K_FUSED_WARP)
-                        : (variant ? PKVI_K_FUSED_FP8_KV_VEC16_TAB : PKVI_K_FUSED_FP8_KV_WARP);
                 pkv_cuda_rope_table(h, 1e4f, 128, 1000);
                 is_int(pkvi_cuda_fused_plan(h, (pkv_op)op, &c.f, a, a, a, pos, a, a, a, 0, &prm,
                                             &plan) == PKV_OK
                            ? plan.kernel
                            : -2,
-                       want, "%s, %s: the launcher's kernel", pkv_op_name((pkv_op)op), kind);
+                       want[variant][kv], "%s, %s: the launcher's kernel",
+                       pkv_op_name((pkv_op)op), kind);
+                if (variant == 1 && plan.grid <= (unsigned)h->sm_count)
+                    diag("%u blocks, %d multiprocessors: one wave here", plan.grid, h->sm_count);
             }
             if (pkv_cuda_rope_table(h, 1e4f, 128, 1000) != PKV_OK) bail("%s", pkv_last_error());
             is_int((long long)run_diff(h, op, &c), 0, "%s, %s: table of 1000 == reference",
