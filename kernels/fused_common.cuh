@@ -34,6 +34,16 @@ __device__ __forceinline__ float pkvk_mean(const pkvk_fused_params &p, float sum
     return p.inv_hd != 0.0f ? __fmul_rn(sum, p.inv_hd) : __fdiv_rn(sum, (float)p.g.head_dim);
 }
 
+// The rotated value of element o whose partner is pv: RN(RN(o c) - RN(pv s)) when o is in the
+// first half, RN(RN(o c) + RN(pv s)) in the second. With s negated for the first half, both are
+// RN(RN(o c) + RN(pv s')): RN(pv (-s)) = -RN(pv s) (rounding to nearest is symmetric) and
+// a - b is a + (-b) in IEEE 754, so the bits are the same, NaN aside (the BF16 and E4M3
+// casts canonicalise NaN).
+__device__ __forceinline__ float pkvk_rotate(float o, float pv, float c, float s, bool first)
+{
+    return __fadd_rn(__fmul_rn(o, c), __fmul_rn(pv, first ? -s : s));
+}
+
 template <int L> __device__ __forceinline__ float pkvk_chunk_tree(float *v)
 {
 #pragma unroll

@@ -229,9 +229,8 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
                         sa[4] = {sq.x, sq.y, sq.z, sq.w};
 #pragma unroll
             for (int r = 0; r < 4; r++) {
-                float o = own[4 * q + r]; // x0 = o, x1 = partner below half; the reverse above
-                y[4 * q + r] = first ? __fsub_rn(__fmul_rn(o, ca[r]), __fmul_rn(pa[r], sa[r]))
-                                     : __fadd_rn(__fmul_rn(o, ca[r]), __fmul_rn(pa[r], sa[r]));
+                // x0 = own, x1 = partner below half; the reverse above
+                y[4 * q + r] = pkvk_rotate(own[4 * q + r], pa[r], ca[r], sa[r], first);
             }
         }
     } else {

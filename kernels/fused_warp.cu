@@ -92,13 +92,14 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     float own[E], y[E];
     pkvk_normed<OP8, E>(x, wt, rms, own);
     if (!EARLY) pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
+    // x0 c - x1 s below half, x1 c + x0 s above, as one expression with selects: the lanes of
+    // both halves share a warp, and branches on `first` ran both sides one after the other
 #pragma unroll
     for (int k = 0; k < E; k++) {
         const float pv = __shfl_sync(0xffffffffu, own[k], partner);
-        y[k] = !rotated ? own[k]
-               : first  ? __fsub_rn(__fmul_rn(own[k], c[k]), __fmul_rn(pv, s[k]))
-                        : __fadd_rn(__fmul_rn(own[k], c[k]), __fmul_rn(pv, s[k]));
-        if (OP8 && rotated) y[k] = pkvi_bf16_to_f32((unsigned short)pkvk_bf16x2(y[k], 0.0f));
+        float r = pkvk_rotate(own[k], pv, c[k], s[k], first);
+        if (OP8) r = pkvi_bf16_to_f32((unsigned short)pkvk_bf16x2(r, 0.0f));
+        y[k] = rotated ? r : own[k];
     }
     const int kind = pkvi_slot_kind(slot, p.g.num_slots);
     if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)

@@ -177,12 +177,16 @@ pkv_status pkv_cuda_write_fp8(pkv_cuda *h, const pkv_write_desc *d, uint64_t key
  * were faster on the H200 (65,536 tokens, fused_bf16 and fused_fp8_kv: the warp kernels 17-22%
  * faster at 1 x 128, 1% slower and 8% faster at 4 x 256, 2-5% slower at 8 x 128 and 16 x 64).
  * Returns 0 when they do not apply. */
+#ifndef PKVI_WARP_MAX_HEADS /* a build-time knob for measuring the rule */
+#define PKVI_WARP_MAX_HEADS 4u
+#endif
+
 static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsigned epc,
                      uint64_t items, pkvk_fused_params *p, pkvi_plan *plan)
 {
     unsigned g = (d->cache.head_dim + epc - 1) / epc * (epc / 8u);
     uint64_t warps, blocks;
-    if (!p->cs_table || op == PKV_OP_FUSED_MROPE_BF16 || d->cache.num_kv_heads > 4u || g == 0 ||
+    if (!p->cs_table || op == PKV_OP_FUSED_MROPE_BF16 || d->cache.num_kv_heads > PKVI_WARP_MAX_HEADS || g == 0 ||
         g > 32u || (g & (g - 1u)) || d->rotary_dim % 16u)
         return 0;
     warps = (items + 32u / g - 1) / (32u / g); /* g >= 4: head_dim > 0, epc >= 32 */
