@@ -1,7 +1,7 @@
 // Ops 5, 7 and 8 on the device when the handle has a cos/sin table for the call and an item
 // (token, head) is a power-of-two lane group of one warp (the launcher checks that, the
 // 16-byte alignment and 32-bit offsets of kernels/fused_vec.cu, item indices below 2^32,
-// rotary_dim % 16 == 0, at most 4 heads, and one position stream: not MRoPE). A warp takes
+// rotary_dim % 16 == 0, at most 16 heads, and one position stream: not MRoPE). A warp takes
 // 32 / group items alone: no shared memory, no barrier. A thread owns 8 elements of an item;
 // the item's sum of squares is the normative tree over shuffles (as in fused_vec.cu); the
 // thread reads the cos and sin of its own 8 pairs from the table row of its token's position

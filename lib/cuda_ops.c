@@ -170,15 +170,17 @@ pkv_status pkv_cuda_write_fp8(pkv_cuda *h, const pkv_write_desc *d, uint64_t key
 
 /* Ops 5, 7 and 8 with the handle's cos/sin table: the warp kernels (kernels/fused_warp.cu)
  * when an item of 8-element threads is a power-of-two lane group of one warp, the rotated
- * elements come in whole halves of 8, and a token has at most 4 heads; a warp per 32 / group
+ * elements come in whole halves of 8, and a token has at most 16 heads; a warp per 32 / group
  * items. Not MRoPE, whose pairs take positions from three streams: a thread would read its 8
  * pairs' rows one by one (measured 45% slower at 4 x 256 than the block kernel).
- * With more heads the block kernels, which share a token's cos/sin through shared memory,
- * were faster on the H200 (65,536 tokens, fused_bf16 and fused_fp8_kv: the warp kernels 17-22%
- * faster at 1 x 128, 1% slower and 8% faster at 4 x 256, 2-5% slower at 8 x 128 and 16 x 64).
+ * On the H200 (65,536 tokens, with the table) the warp kernels were faster than the block
+ * kernels at every geometry of the benchmark since their rotation has no branches (8 x 128
+ * fused_bf16 153 against 161 us, 16 x 64 142 against 148; before that change the block
+ * kernels were 2-5% faster at 8 and 16 heads). More than 16 heads was not measured
+ * and keeps the block kernels, which share a token's cos/sin through shared memory.
  * Returns 0 when they do not apply. */
 #ifndef PKVI_WARP_MAX_HEADS /* a build-time knob for measuring the rule */
-#define PKVI_WARP_MAX_HEADS 4u
+#define PKVI_WARP_MAX_HEADS 16u
 #endif
 
 static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsigned epc,

@@ -157,7 +157,7 @@ static unsigned long long run_diff(pkv_cuda *h, int op, const pkvi_case *c)
 
 /* 4 heads aligned: the warp kernels, in one wave (the _small form) and in many (1024 tokens are
  * 256 blocks: more than the multiprocessors of the GPUs this was written for; the test says
- * so if not); 8 heads aligned: the 16-byte block kernels; shifted by an element: the element
+ * so if not); 32 heads aligned: the 16-byte block kernels; shifted by an element: the element
  * kernels (lib/cuda_ops.c chooses) */
 static void really_read(pkv_cuda *h)
 {
@@ -165,13 +165,13 @@ static void really_read(pkv_cuda *h)
         const int shift = variant == 3;
         const char *kind = variant == 0   ? "4 heads, 64 tokens, warp kernels (one wave)"
                            : variant == 1 ? "4 heads, 1024 tokens, warp kernels (many waves)"
-                           : variant == 2 ? "8 heads, 16-byte block kernels"
+                           : variant == 2 ? "32 heads, 16-byte block kernels"
                                           : "element kernels";
         for (int op = PKV_OP_FUSED_BF16; op <= PKV_OP_FUSED_FP8_KV; op += 3) {
             const int kv = op == PKV_OP_FUSED_FP8_KV;
             pkvi_case c;
             unsigned long long bad;
-            plain_case(&c, shift, variant == 2 ? 8 : 4, variant == 1 ? 1024 : 64);
+            plain_case(&c, shift, variant == 2 ? 32 : 4, variant == 1 ? 1024 : 64);
             if (variant < 3) { /* the kernel the launcher takes for aligned buffers */
                 const uint64_t a = 1u << 20, pos[3] = {a, a, a};
                 const int want[3][2] = {
