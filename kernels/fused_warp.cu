@@ -18,9 +18,11 @@
 #include "fused_common.cuh"
 
 #define PKVK_WARP_THREADS 256
-/* blocks per multiprocessor: at most 64 registers (3 blocks, 70 registers and no spills, was
- * 10-17% slower on the H200) */
+/* blocks per multiprocessor: at most 64 registers (on the H200, 3 blocks, 70 registers and no
+ * spills, were 10-17% slower; 5 and 6 blocks, 88-144 bytes of spills, 25-45% slower) */
+#ifndef PKVK_WARP_BLOCKS /* overridable for measurements */
 #define PKVK_WARP_BLOCKS 4
+#endif
 
 // cos and sin of the pairs pr0 .. pr0 + 7 at position pos (0 when the thread rotates nothing)
 __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool rotated,
