@@ -192,7 +192,8 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
         g > 32u || (g & (g - 1u)) || d->rotary_dim % 16u)
         return 0;
     warps = (items + 32u / g - 1) / (32u / g); /* g >= 4: head_dim > 0, epc >= 32 */
-    if (warps * 32u > 0xffffffffu) return 0; /* the kernels' item indices are 32-bit */
+    /* the kernels' item indices are 32-bit, up to the last block's spare warps (at most 7) */
+    if ((warps + 8u) * 32u > 0xffffffffu) return 0;
     p->group = g;
     p->div_heads = pkvk_div32_make(d->cache.num_kv_heads);
     p->div_bs = pkvk_div32_make(d->cache.block_size);
