@@ -1,0 +1,115 @@
+/* The CUDA launcher's kernel choice for fused calls whose buffers are 16-byte aligned
+ * (lib/cuda_ops.c): the warp kernels with a matching cos/sin table and at most 16 heads, in
+ * their _small form when the call fits one wave; the 16-byte block kernels for MRoPE, more
+ * heads, no table, and item counts past the warp kernels' 32-bit indices; the element kernels
+ * whenever a slot, stride or row could leave the 16-byte kernels' 32 x 32-bit offset
+ * arithmetic. Only descriptors and plans: nothing is launched and the addresses are never
+ * dereferenced, so pools far beyond the device's memory can be described. That each kernel
+ * writes the reference's bytes is for t/cuda_ops, t/cuda_rope_table, pkv check and the
+ * fuzzers; this test keeps the 32-bit kernels away from calls they cannot address. */
+#include "config.h"
+#include "tap.h"
+#include "gpu.h"
+#include "pagedkv.h"
+#include "../lib/cuda_plan.h"
+
+#include <string.h>
+
+#define TWO32 4294967296ull
+
+static pkv_fused_desc desc(uint32_t nkv, uint32_t hd, uint32_t tokens)
+{
+    pkv_fused_desc d;
+    memset(&d, 0, sizeof d);
+    d.cache.num_kv_heads = nkv;
+    d.cache.head_dim = hd;
+    d.cache.block_size = 16;
+    d.cache.num_blocks = tokens / 16u + 1u;
+    d.num_tokens = tokens;
+    d.rotary_dim = hd;
+    d.theta = 1e4f;
+    d.rms_eps = 1e-6f;
+    d.k_scale = d.v_scale = d.k_inv_scale = 1.0f;
+    return d;
+}
+
+/* the kernel the launcher would take, or -2 when it rejects the call */
+static int kernel(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsigned *grid)
+{
+    const uint64_t a = 1ull << 20, pos[3] = {a, a, a};
+    pkvk_fused_params p;
+    pkvi_plan plan;
+    if (pkvi_cuda_fused_plan(h, op, d, a, a, a, pos, a, a, a, 0, &p, &plan) != PKV_OK) {
+        diag("rejected: %s", pkv_last_error());
+        return -2;
+    }
+    if (grid) *grid = plan.grid;
+    return plan.kernel;
+}
+
+static void with_table(pkv_cuda *h)
+{
+    const pkv_op bf16 = PKV_OP_FUSED_BF16, kv = PKV_OP_FUSED_FP8_KV;
+    pkv_fused_desc d = desc(8, 128, 64);
+    unsigned grid = 0;
+    if (pkv_cuda_rope_table(h, 1e4f, 128, 1000) != PKV_OK) bail("%s", pkv_last_error());
+    is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_WARP_SMALL, "8 x 128, 64 tokens: _small");
+    ok(grid <= (unsigned)h->sm_count, "  in one wave (%u blocks)", grid);
+    is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_WARP_SMALL, "  and for fused_fp8_kv");
+    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_WARP_SMALL,
+           "  fused_fp8_k: the same kernel as fused_bf16");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_VEC_TAB,
+           "  MRoPE: the block kernel with the table");
+    d = desc(16, 128, 65536);
+    is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_WARP, "16 x 128, 65536 tokens: many waves");
+    ok(grid > (unsigned)h->sm_count, "  more blocks (%u) than multiprocessors", grid);
+    is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_WARP, "  and for fused_fp8_kv");
+    d = desc(17, 128, 65536);
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_VEC_TAB, "17 heads: the block kernel");
+    d = desc(8, 128, 64);
+    d.rotary_dim = 64;
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_VEC, "another rotary_dim: no table");
+    /* 16 heads of 16 threads, two items per warp: 2^28 items are 2^27 warps, whose 32-bit
+     * lane indices (plus a block's spare warps) would pass 2^32 */
+    d = desc(16, 128, (1u << 24) - 16u);
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP, "2^28 - 256 items: warp kernel");
+    d = desc(16, 128, (1u << 24) + 1u);
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_VEC_TAB, "2^28 + 16 items: block kernel");
+}
+
+static void offsets(pkv_cuda *h)
+{
+    const pkv_op bf16 = PKV_OP_FUSED_BF16, kv = PKV_OP_FUSED_FP8_KV;
+    pkv_fused_desc d = desc(8, 128, 64);
+    d.cache.block_stride = TWO32 - 8u;
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP_SMALL, "block stride 2^32 - 8: 16-byte");
+    d.cache.block_stride = TWO32;
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED, "block stride 2^32: element kernel");
+    d = desc(8, 128, 64);
+    d.cache.num_blocks = TWO32 / 16u;
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP_SMALL, "2^32 slots: 16-byte");
+    d.cache.num_blocks = TWO32 / 16u + 1u;
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED, "2^32 + 16 slots: element kernel");
+    d = desc(8, 128, 64);
+    d.k_row_stride = TWO32 - 8u;
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP_SMALL, "K row stride 2^32 - 8: 16-byte");
+    d.k_row_stride = TWO32;
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED, "K row stride 2^32: element kernel");
+    d = desc(8, 128, 64);
+    d.v_row_stride = TWO32;
+    is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV, "V row stride 2^32: element kernel");
+    pkv_cuda_rope_table(h, 1e4f, 128, 0);
+    d = desc(8, 128, 64);
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_VEC, "no table: the block kernel");
+    d.cache.block_stride = TWO32;
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED, "  block stride 2^32: element kernel");
+}
+
+int main(void)
+{
+    pkv_cuda *h = gpu_open_or_skip();
+    with_table(h);
+    offsets(h);
+    pkv_cuda_close(h);
+    return done_testing();
+}
