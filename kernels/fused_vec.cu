@@ -124,8 +124,8 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
     // it copied, before it writes its normed values there.
     float *const mine_smem = normed + tid * (E + 4);
     if (mine) {
-        const uint4 *xs =
-            (const uint4 *)((const unsigned short *)p.key + pkvk_src_offset(t, p.k_stride, h * hd + e0));
+        const uint4 *xs = (const uint4 *)((const unsigned short *)p.key +
+                                          pkvk_src_offset(t, p.k_stride, h * hd + e0));
         const uint4 *vs = (const uint4 *)((const unsigned short *)p.value +
                                           pkvk_src_offset(t, p.v_stride, h * hd + e0));
 #pragma unroll
@@ -254,16 +254,16 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
         pkvk_store8<OP8>(p, o, q, y + 8 * q, vr[q]);
 }
 
-#define PKVK_FUSED_VEC_KERNEL(name, op8, e, blocks)                                             \
-    extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, blocks)                     \
-        name(const pkvk_fused_params p)                                                        \
-    {                                                                                          \
-        pkvk_fused_vec_body<op8, e, false>(p);                                                 \
-    }                                                                                          \
-    extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, blocks)                     \
-        name##_tab(const pkvk_fused_params p)                                                  \
-    {                                                                                          \
-        pkvk_fused_vec_body<op8, e, true>(p);                                                  \
+#define PKVK_FUSED_VEC_KERNEL(name, op8, e, blocks)                                                \
+    extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, blocks)                         \
+        name(const pkvk_fused_params p)                                                            \
+    {                                                                                              \
+        pkvk_fused_vec_body<op8, e, false>(p);                                                     \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, blocks)                         \
+        name##_tab(const pkvk_fused_params p)                                                      \
+    {                                                                                              \
+        pkvk_fused_vec_body<op8, e, true>(p);                                                      \
     }
 
 PKVK_FUSED_VEC_KERNEL(pkvk_fused_vec, false, 8, PKVK_VEC8_BLOCKS)

@@ -19,14 +19,12 @@
 
 #define PKVK_WARP_THREADS 256
 /* blocks per multiprocessor: at most 64 registers (on the H200, 3 blocks, 70 registers and no
- * spills, were 10-17% slower; 5 and 6 blocks, 88-144 bytes of spills, 25-45% slower) */
-#ifndef PKVK_WARP_BLOCKS /* overridable for measurements */
+ * spills, were 10-17% slower; 5 and 6 blocks, 88-144 bytes of spills, 18-54% slower) */
 #define PKVK_WARP_BLOCKS 4
-#endif
 
 // cos and sin of the pairs pr0 .. pr0 + 7 at position pos (0 when the thread rotates nothing)
-__device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool rotated,
-                                             unsigned pos, unsigned pr0, float *c, float *s)
+__device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool rotated, unsigned pos,
+                                             unsigned pr0, float *c, float *s)
 {
     if (rotated && pos < p.cs_len) {
         const float *row = pkvk_rope_row(p, pos);
@@ -63,8 +61,8 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     const unsigned pr0 = first ? e0 : e0 - half;
     const unsigned partner = rotated ? (first ? lane + half / E : lane - half / E) : lane;
     // item indices fit 32 bits (the launcher's rule)
-    const unsigned item = (blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u) * (32u / G) +
-                          lane / G;
+    const unsigned item =
+        (blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u) * (32u / G) + lane / G;
     const bool live = item < p.num_tokens * nh;
     const unsigned t = live ? pkvk_div32_q(item, p.div_heads) : 0u;
     const unsigned h = live ? item - t * nh : 0u;
@@ -94,8 +92,8 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     float own[E], y[E];
     pkvk_normed<OP8, E>(x, wt, rms, own);
     if (!EARLY) pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
-    // x0 c - x1 s below half, x1 c + x0 s above, as one expression with selects: the lanes of
-    // both halves share a warp, and branches on `first` ran both sides one after the other
+        // x0 c - x1 s below half, x1 c + x0 s above, as one expression with selects: the lanes of
+        // both halves share a warp, and branches on `first` ran both sides one after the other
 #pragma unroll
     for (int k = 0; k < E; k++) {
         const float pv = __shfl_sync(0xffffffffu, own[k], partner);
@@ -110,16 +108,16 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     pkvk_store8<OP8>(p, pkvk_row_offset(p, slot) + h * hd + e0, 0, y, vr); // a multiple of 8
 }
 
-#define PKVK_FUSED_WARP_KERNEL(name, op8)                                                      \
-    extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_WARP_BLOCKS)          \
-        name(const pkvk_fused_params p)                                                        \
-    {                                                                                          \
-        pkvk_fused_warp_body<op8, false>(p);                                                   \
-    }                                                                                          \
-    extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, 1)                         \
-        name##_small(const pkvk_fused_params p)                                                \
-    {                                                                                          \
-        pkvk_fused_warp_body<op8, true>(p);                                                    \
+#define PKVK_FUSED_WARP_KERNEL(name, op8)                                                          \
+    extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_WARP_BLOCKS)              \
+        name(const pkvk_fused_params p)                                                            \
+    {                                                                                              \
+        pkvk_fused_warp_body<op8, false>(p);                                                       \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, 1)                             \
+        name##_small(const pkvk_fused_params p)                                                    \
+    {                                                                                              \
+        pkvk_fused_warp_body<op8, true>(p);                                                        \
     }
 
 PKVK_FUSED_WARP_KERNEL(pkvk_fused_warp, false)

@@ -179,16 +179,12 @@ pkv_status pkv_cuda_write_fp8(pkv_cuda *h, const pkv_write_desc *d, uint64_t key
  * kernels were 2-5% faster at 8 and 16 heads). More than 16 heads was not measured
  * and keeps the block kernels, which share a token's cos/sin through shared memory.
  * Returns 0 when they do not apply. */
-#ifndef PKVI_WARP_MAX_HEADS /* a build-time knob for measuring the rule */
-#define PKVI_WARP_MAX_HEADS 16u
-#endif
-
 static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsigned epc,
                      uint64_t items, pkvk_fused_params *p, pkvi_plan *plan)
 {
     unsigned g = (d->cache.head_dim + epc - 1) / epc * (epc / 8u);
     uint64_t warps, blocks;
-    if (!p->cs_table || op == PKV_OP_FUSED_MROPE_BF16 || d->cache.num_kv_heads > PKVI_WARP_MAX_HEADS || g == 0 ||
+    if (!p->cs_table || op == PKV_OP_FUSED_MROPE_BF16 || d->cache.num_kv_heads > 16u || g == 0 ||
         g > 32u || (g & (g - 1u)) || d->rotary_dim % 16u)
         return 0;
     warps = (items + 32u / g - 1) / (32u / g); /* g >= 4: head_dim > 0, epc >= 32 */
@@ -204,8 +200,8 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
     /* one wave: the _small kernels, which load the table row before the tree (1 x 128 at one
      * token on the H200: see doc/PERFORMANCE.md) */
     if (blocks <= (uint64_t)h->sm_count)
-        plan->kernel = op == PKV_OP_FUSED_FP8_KV ? PKVI_K_FUSED_FP8_KV_WARP_SMALL
-                                                 : PKVI_K_FUSED_WARP_SMALL;
+        plan->kernel =
+            op == PKV_OP_FUSED_FP8_KV ? PKVI_K_FUSED_FP8_KV_WARP_SMALL : PKVI_K_FUSED_WARP_SMALL;
     else
         plan->kernel = op == PKV_OP_FUSED_FP8_KV ? PKVI_K_FUSED_FP8_KV_WARP : PKVI_K_FUSED_WARP;
     return 1;
@@ -239,8 +235,8 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
     }
     memset(p, 0, sizeof *p);
     plan->kernel = -1;
-    if (d->rotary_dim && (st = pkvi_cuda_rope(h, d->theta, d->rotary_dim, p->inv_freq,
-                                              &p->cs_table, &p->cs_len)))
+    if (d->rotary_dim &&
+        (st = pkvi_cuda_rope(h, d->theta, d->rotary_dim, p->inv_freq, &p->cs_table, &p->cs_len)))
         return st;
     if (d->num_tokens == 0) return PKV_OK;
     geom(&p->g, &d->cache, &g);
@@ -269,8 +265,7 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
     if ((d->cache.head_dim & (d->cache.head_dim - 1u)) == 0)
         p->inv_hd = 1.0f / (float)d->cache.head_dim; /* exact */
     if (d->cache.head_dim % 8 == 0 && rows_vec8(&g) && offsets32(&g, &k, &v) && k.stride % 8 == 0 &&
-        vec8(key, 2) &&
-        vec8(weight, 2) && vec8(k_cache, pkvi_cache_elem_bytes(op)) &&
+        vec8(key, 2) && vec8(weight, 2) && vec8(k_cache, pkvi_cache_elem_bytes(op)) &&
         (op != PKV_OP_FUSED_FP8_KV || (v.stride % 8 == 0 && vec8(value, 2) && vec8(v_cache, 1)))) {
         /* an item is one (token, head): `group` threads of E elements, padded to whole
          * chunks of 32 tree leaves (elements, or pairs for op 8). E is 16 for op 8 when

@@ -12,15 +12,15 @@
 
 #define NAME "cuda_rope_table"
 
-/* Wait for everything launched in h's context (kernels in flight may read the old table),
- * then free it. */
-static pkv_status drop(pkv_cuda *h)
+/* Free h's table; with `wait`, first wait for everything launched in h's context (kernels
+ * in flight may read it). */
+static pkv_status drop(pkv_cuda *h, int wait)
 {
     pkvi_CUresult r = 0;
     pkv_status st;
     if (!h->cs_table) return PKV_OK;
     if ((st = pkvi_cuda_enter(h))) return st;
-    if (!(r = h->cu->cuCtxSynchronize())) r = h->cu->cuMemFree(h->cs_table);
+    if (!wait || !(r = h->cu->cuCtxSynchronize())) r = h->cu->cuMemFree(h->cs_table);
     pkvi_cuda_leave(h);
     if (r) return pkvi_cuda_fail(r, NAME ": releasing the old table");
     h->cs_table = 0;
@@ -56,7 +56,7 @@ static pkv_status build(pkv_cuda *h, float theta, uint32_t rotary_dim, uint32_t 
         if ((r = h->cu->cuCtxSynchronize())) st = pkvi_cuda_fail(r, NAME ": cuCtxSynchronize");
         pkvi_cuda_leave(h);
     }
-    if (!st) st = drop(h);
+    if (!st) st = drop(h, 0); /* the synchronisation above covered it */
     if (st) {
         if (pkvi_cuda_enter(h) == PKV_OK) {
             h->cu->cuCtxSynchronize();
@@ -80,7 +80,7 @@ pkv_status pkv_cuda_rope_table(pkv_cuda *h, float theta, uint32_t rotary_dim,
     if (!h) return pkvi_fail(PKV_EINVAL, NAME ": handle is NULL");
     pthread_mutex_lock(&h->freq_lock);
     if (max_positions == 0)
-        st = drop(h);
+        st = drop(h, 1);
     else if (h->cs_table && h->cs_theta == theta && h->cs_rotary_dim == rotary_dim &&
              h->cs_len == max_positions)
         st = PKV_OK; /* already built */

@@ -174,10 +174,9 @@ static void really_read(pkv_cuda *h)
             plain_case(&c, shift, variant == 2 ? 32 : 4, variant == 1 ? 1024 : 64);
             if (variant < 3) { /* the kernel the launcher takes for aligned buffers */
                 const uint64_t a = 1u << 20, pos[3] = {a, a, a};
-                const int want[3][2] = {
-                    {PKVI_K_FUSED_WARP_SMALL, PKVI_K_FUSED_FP8_KV_WARP_SMALL},
-                    {PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP},
-                    {PKVI_K_FUSED_VEC_TAB, PKVI_K_FUSED_FP8_KV_VEC16_TAB}};
+                const int want[3][2] = {{PKVI_K_FUSED_WARP_SMALL, PKVI_K_FUSED_FP8_KV_WARP_SMALL},
+                                        {PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP},
+                                        {PKVI_K_FUSED_VEC_TAB, PKVI_K_FUSED_FP8_KV_VEC16_TAB}};
                 pkvk_fused_params prm;
                 pkvi_plan plan;
                 pkv_cuda_rope_table(h, 1e4f, 128, 1000);
@@ -185,8 +184,8 @@ static void really_read(pkv_cuda *h)
                                             &plan) == PKV_OK
                            ? plan.kernel
                            : -2,
-                       want[variant][kv], "%s, %s: the launcher's kernel",
-                       pkv_op_name((pkv_op)op), kind);
+                       want[variant][kv], "%s, %s: the launcher's kernel", pkv_op_name((pkv_op)op),
+                       kind);
                 if (variant == 1 && plan.grid <= (unsigned)h->sm_count)
                     diag("%u blocks, %d multiprocessors: one wave here", plan.grid, h->sm_count);
             }
