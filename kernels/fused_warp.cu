@@ -21,6 +21,9 @@
 /* blocks per multiprocessor: at most 64 registers (on the H200, 3 blocks, 70 registers and no
  * spills, were 10-17% slower; 5 and 6 blocks, 88-144 bytes of spills, 18-54% slower) */
 #define PKVK_WARP_BLOCKS 4
+#ifndef PKVK_WARP16_BLOCKS
+#define PKVK_WARP16_BLOCKS 4
+#endif
 
 // cos and sin of the pairs pr0 .. pr0 + 7 at position pos (0 when the thread rotates nothing)
 __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool rotated, unsigned pos,
@@ -50,10 +53,10 @@ __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool ro
     }
 }
 
-template <bool OP8, bool EARLY>
+template <bool OP8, bool EARLY, int E>
 __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
 {
-    constexpr int E = 8, L = OP8 ? 4 : 8, CT = 32 / L;
+    constexpr int L = OP8 ? E / 2 : E, CT = 32 / L, U = E / 8;
     const unsigned G = p.group, lane = threadIdx.x & 31u, j = lane & (G - 1), e0 = E * j;
     const unsigned nh = p.g.num_kv_heads, hd = p.g.head_dim, half = p.rotary_dim / 2;
     const unsigned chunks = G / CT;
@@ -68,20 +71,27 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     const unsigned h = live ? item - t * nh : 0u;
     const long long slot = live ? ((const long long *)p.slots)[t] : -1;
     const unsigned pos = live ? ((const unsigned *)p.pos[0])[t] : 0u;
-    uint4 xr = make_uint4(0, 0, 0, 0), vr = xr, wr = xr;
-    if (live && in_head) {
-        xr = *(const uint4 *)((const unsigned short *)p.key +
-                              pkvk_src_offset(t, p.k_stride, h * hd + e0));
-        if (OP8)
-            vr = *(const uint4 *)((const unsigned short *)p.value +
-                                  pkvk_src_offset(t, p.v_stride, h * hd + e0));
-        wr = *(const uint4 *)((const unsigned short *)p.weight + e0);
+    uint4 xr[U], vr[U], wr[U];
+#pragma unroll
+    for (int q = 0; q < U; q++) {
+        xr[q] = vr[q] = wr[q] = make_uint4(0, 0, 0, 0);
+        if (live && in_head) {
+            xr[q] = ((const uint4 *)((const unsigned short *)p.key +
+                                     pkvk_src_offset(t, p.k_stride, h * hd + e0)))[q];
+            if (OP8)
+                vr[q] = ((const uint4 *)((const unsigned short *)p.value +
+                                         pkvk_src_offset(t, p.v_stride, h * hd + e0)))[q];
+            wr[q] = ((const uint4 *)((const unsigned short *)p.weight + e0))[q];
+        }
     }
-    float c[E], s[E];
+    float c[8], s[8];
     if (EARLY) pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
     float x[E], wt[E], leaf[L];
-    pkvk_unpack8(xr, x);
-    pkvk_unpack8(wr, wt);
+#pragma unroll
+    for (int q = 0; q < U; q++) {
+        pkvk_unpack8(xr[q], x + 8 * q);
+        pkvk_unpack8(wr[q], wt + 8 * q);
+    }
     pkvk_leaves<OP8, L>(x, leaf);
     float sum = pkvk_chunk_tree<L>(leaf);
     // the chunk butterfly's levels that pair real chunks (fused_vec.cu explains why the
@@ -89,35 +99,45 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     for (unsigned off = chunks >> 1; off; off >>= 1)
         sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, off * CT));
     const float rms = pkvi_rsqrt_cr(__fadd_rn(pkvk_mean(p, sum), p.eps));
-    float own[E], y[E];
+    float own[E];
     pkvk_normed<OP8, E>(x, wt, rms, own);
-    if (!EARLY) pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
-        // x0 c - x1 s below half, x1 c + x0 s above, as one expression with selects: the lanes of
-        // both halves share a warp, and branches on `first` ran both sides one after the other
-#pragma unroll
-    for (int k = 0; k < E; k++) {
-        const float pv = __shfl_sync(0xffffffffu, own[k], partner);
-        float r = pkvk_rotate(own[k], pv, c[k], s[k], first);
-        if (OP8) r = pkvi_bf16_to_f32((unsigned short)pkvk_bf16x2(r, 0.0f));
-        y[k] = rotated ? r : own[k];
-    }
     const int kind = pkvi_slot_kind(slot, p.g.num_slots);
     if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)
         atomicAdd((unsigned long long *)p.oob, 1ull);
-    if (kind != PKVI_SLOT_OK || !in_head) return;
-    pkvk_store8<OP8>(p, pkvk_row_offset(p, slot) + h * hd + e0, 0, y, vr); // a multiple of 8
+    const bool store = kind == PKVI_SLOT_OK && in_head;
+    const uint64_t o = store ? pkvk_row_offset(p, slot) + h * hd + e0 : 0; // a multiple of 8
+#pragma unroll
+    for (int q = 0; q < U; q++) {
+        if (!EARLY) pkvk_warp_cs(p, rotated && live, pos, pr0 + 8 * q, c, s);
+        // x0 c - x1 s below half, x1 c + x0 s above, as one expression with selects: the lanes
+        // of both halves share a warp, and branches on `first` ran both sides one after the other
+        float y[8];
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const float pv = __shfl_sync(0xffffffffu, own[8 * q + k], partner);
+            float r = pkvk_rotate(own[8 * q + k], pv, c[k], s[k], first);
+            if (OP8) r = pkvi_bf16_to_f32((unsigned short)pkvk_bf16x2(r, 0.0f));
+            y[k] = rotated ? r : own[8 * q + k];
+        }
+        if (store) pkvk_store8<OP8>(p, o, q, y, vr[q]);
+    }
 }
 
 #define PKVK_FUSED_WARP_KERNEL(name, op8)                                                          \
     extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_WARP_BLOCKS)              \
         name(const pkvk_fused_params p)                                                            \
     {                                                                                              \
-        pkvk_fused_warp_body<op8, false>(p);                                                       \
+        pkvk_fused_warp_body<op8, false, 8>(p);                                                    \
     }                                                                                              \
     extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, 1)                             \
         name##_small(const pkvk_fused_params p)                                                    \
     {                                                                                              \
-        pkvk_fused_warp_body<op8, true>(p);                                                        \
+        pkvk_fused_warp_body<op8, true, 8>(p);                                                     \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_WARP16_BLOCKS)            \
+        name##16(const pkvk_fused_params p)                                                        \
+    {                                                                                              \
+        pkvk_fused_warp_body<op8, false, 16>(p);                                                   \
     }
 
 PKVK_FUSED_WARP_KERNEL(pkvk_fused_warp, false)

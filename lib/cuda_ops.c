@@ -168,6 +168,23 @@ pkv_status pkv_cuda_write_fp8(pkv_cuda *h, const pkv_write_desc *d, uint64_t key
                     stream);
 }
 
+#ifndef PKVI_WARP16
+#define PKVI_WARP16 1
+#endif
+
+/* The warp kernels' grid for items of g threads (a power of two <= 32); 0 when their 32-bit
+ * item indices, up to the last block's spare warps (at most 7), or the grid would overflow. */
+static int warp_grid(unsigned g, uint64_t items, pkvi_plan *plan)
+{
+    uint64_t warps = (items + 32u / g - 1) / (32u / g), blocks;
+    if ((warps + 8u) * 32u > 0xffffffffu) return 0;
+    plan->block = warps < 8u ? (unsigned)warps * 32u : 256u;
+    blocks = (warps + plan->block / 32u - 1) / (plan->block / 32u);
+    if (blocks > 0x7fffffffu) return 0;
+    plan->grid = (unsigned)blocks;
+    return 1;
+}
+
 /* Ops 5, 7 and 8 with the handle's cos/sin table: the warp kernels (kernels/fused_warp.cu)
  * when an item of 8-element threads is a power-of-two lane group of one warp, the rotated
  * elements come in whole halves of 8, and a token has at most 16 heads; a warp per 32 / group
@@ -183,27 +200,30 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
                      uint64_t items, pkvk_fused_params *p, pkvi_plan *plan)
 {
     unsigned g = (d->cache.head_dim + epc - 1) / epc * (epc / 8u);
-    uint64_t warps, blocks;
+    int kv = op == PKV_OP_FUSED_FP8_KV, fits8;
     if (!p->cs_table || op == PKV_OP_FUSED_MROPE_BF16 || d->cache.num_kv_heads > 16u || g == 0 ||
         g > 32u || (g & (g - 1u)) || d->rotary_dim % 16u)
         return 0;
-    warps = (items + 32u / g - 1) / (32u / g); /* g >= 4: head_dim > 0, epc >= 32 */
-    /* the kernels' item indices are 32-bit, up to the last block's spare warps (at most 7) */
-    if ((warps + 8u) * 32u > 0xffffffffu) return 0;
+    fits8 = warp_grid(g, items, plan);
+    if (fits8 && plan->grid <= (unsigned)h->sm_count) {
+        /* one wave: the _small kernels, which load the table row before the tree (1 x 128 at
+         * one token on the H200: see doc/PERFORMANCE.md) */
+        plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_WARP_SMALL : PKVI_K_FUSED_WARP_SMALL;
+    } else if (PKVI_WARP16 && d->cache.head_dim % 16u == 0 && d->rotary_dim % 32u == 0 &&
+               warp_grid(g / 2u, items, plan)) {
+        /* many waves: 16 elements per thread, so that an item's fixed work (indices, slot,
+         * rsqrt) is spread over twice the bytes */
+        g /= 2u;
+        plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_WARP16 : PKVI_K_FUSED_WARP16;
+    } else if (fits8) {
+        warp_grid(g, items, plan);
+        plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_WARP : PKVI_K_FUSED_WARP;
+    } else {
+        return 0;
+    }
     p->group = g;
     p->div_heads = pkvk_div32_make(d->cache.num_kv_heads);
     p->div_bs = pkvk_div32_make(d->cache.block_size);
-    plan->block = warps < 8u ? (unsigned)warps * 32u : 256u;
-    blocks = (warps + plan->block / 32u - 1) / (plan->block / 32u);
-    if (blocks > 0x7fffffffu) return 0;
-    plan->grid = (unsigned)blocks;
-    /* one wave: the _small kernels, which load the table row before the tree (1 x 128 at one
-     * token on the H200: see doc/PERFORMANCE.md) */
-    if (blocks <= (uint64_t)h->sm_count)
-        plan->kernel =
-            op == PKV_OP_FUSED_FP8_KV ? PKVI_K_FUSED_FP8_KV_WARP_SMALL : PKVI_K_FUSED_WARP_SMALL;
-    else
-        plan->kernel = op == PKV_OP_FUSED_FP8_KV ? PKVI_K_FUSED_FP8_KV_WARP : PKVI_K_FUSED_WARP;
     return 1;
 }
 

@@ -129,9 +129,9 @@ static void ops(pkv_cuda *h)
        out.gpu_mismatches);
 }
 
-/* A case whose every slot is valid and every position below 1000, rotary_dim = head_dim, rows
- * and blocks dense. */
-static void plain_case(pkvi_case *c, int shift, uint32_t nkv, uint32_t tokens)
+/* A case whose every position is below 1000, rotary_dim = head_dim, rows and blocks dense;
+ * every slot valid, or (mixed) pkvi_case_random's mix with -1 and out-of-range slots. */
+static void plain_case(pkvi_case *c, int shift, uint32_t nkv, uint32_t tokens, int mixed)
 {
     pkvi_rng r = {0x5851f42d4c957f2dull};
     if (pkvi_case_random(c, &r, nkv, 128, 16, tokens)) bail("out of memory");
@@ -143,7 +143,7 @@ static void plain_case(pkvi_case *c, int shift, uint32_t nkv, uint32_t tokens)
     c->shift = shift;
     for (uint32_t t = 0; t < c->f.num_tokens; t++) {
         c->pos[0][t] = (uint32_t)(pkvi_rng_next(&r) % 1000);
-        c->slots[t] = 2 * t + 1;
+        if (!mixed) c->slots[t] = 2 * t + 1;
     }
 }
 
@@ -155,45 +155,57 @@ static unsigned long long run_diff(pkv_cuda *h, int op, const pkvi_case *c)
     return o.gpu_bytes ? o.gpu_mismatches : ~0ull;
 }
 
-/* 4 heads aligned: the warp kernels, in one wave (the _small form) and in many (1024 tokens are
- * 256 blocks: more than the multiprocessors of the GPUs this was written for; the test says
- * so if not); 32 heads aligned: the 16-byte block kernels; shifted by an element: the element
- * kernels (lib/cuda_ops.c chooses) */
+/* 4 heads aligned: the warp kernels, in one wave (the _small form) and in many (1024 tokens:
+ * 256 blocks of 8-element threads, more than the multiprocessors of the GPUs this was written
+ * for; the test says so if not), with 16 elements per thread when rotary_dim % 32 == 0 (also
+ * a partial rotation), else 8, their slots mixed with -1 and out-of-range ones; 32 heads aligned:
+ * the 16-byte block kernels; shifted by an element: the element kernels (lib/cuda_ops.c chooses) */
 static void really_read(pkv_cuda *h)
 {
-    for (int variant = 0; variant < 4; variant++) {
-        const int shift = variant == 3;
-        const char *kind = variant == 0   ? "4 heads, 64 tokens, warp kernels (one wave)"
-                           : variant == 1 ? "4 heads, 1024 tokens, warp kernels (many waves)"
-                           : variant == 2 ? "32 heads, 16-byte block kernels"
-                                          : "element kernels";
+    static const struct {
+        uint32_t heads, tokens, rotary;
+        int shift, want5, want8; /* the kernels of ops 5 and 8, or -1: not asserted */
+        const char *kind;
+    } vs[] = {
+        {4, 64, 128, 0, PKVI_K_FUSED_WARP_SMALL, PKVI_K_FUSED_FP8_KV_WARP_SMALL,
+         "4 heads, 64 tokens, warp kernels (one wave)"},
+        {4, 1024, 128, 0, PKVI_K_FUSED_WARP16, PKVI_K_FUSED_FP8_KV_WARP16,
+         "4 heads, 1024 tokens, 16-element warp kernels"},
+        {4, 1024, 64, 0, PKVI_K_FUSED_WARP16, PKVI_K_FUSED_FP8_KV_WARP16,
+         "4 heads, 1024 tokens, rotary_dim 64, 16-element warp kernels"},
+        {4, 1024, 80, 0, PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP,
+         "4 heads, 1024 tokens, rotary_dim 80, 8-element warp kernels"},
+        {32, 64, 128, 0, PKVI_K_FUSED_VEC_TAB, PKVI_K_FUSED_FP8_KV_VEC16_TAB,
+         "32 heads, 16-byte block kernels"},
+        {4, 64, 128, 1, -1, -1, "element kernels"},
+    };
+    for (size_t variant = 0; variant < sizeof vs / sizeof vs[0]; variant++) {
+        const char *kind = vs[variant].kind;
+        const uint32_t rot = vs[variant].rotary;
         for (int op = PKV_OP_FUSED_BF16; op <= PKV_OP_FUSED_FP8_KV; op += 3) {
-            const int kv = op == PKV_OP_FUSED_FP8_KV;
+            const int want = op == PKV_OP_FUSED_FP8_KV ? vs[variant].want8 : vs[variant].want5;
             pkvi_case c;
             unsigned long long bad;
-            plain_case(&c, shift, variant == 2 ? 32 : 4, variant == 1 ? 1024 : 64);
-            if (variant < 3) { /* the kernel the launcher takes for aligned buffers */
+            plain_case(&c, vs[variant].shift, vs[variant].heads, vs[variant].tokens,
+                       vs[variant].tokens > 64);
+            c.f.rotary_dim = rot;
+            if (pkv_cuda_rope_table(h, 1e4f, rot, 1000) != PKV_OK) bail("%s", pkv_last_error());
+            if (want >= 0) { /* the kernel the launcher takes for aligned buffers */
                 const uint64_t a = 1u << 20, pos[3] = {a, a, a};
-                const int want[3][2] = {{PKVI_K_FUSED_WARP_SMALL, PKVI_K_FUSED_FP8_KV_WARP_SMALL},
-                                        {PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP},
-                                        {PKVI_K_FUSED_VEC_TAB, PKVI_K_FUSED_FP8_KV_VEC16_TAB}};
                 pkvk_fused_params prm;
                 pkvi_plan plan;
-                pkv_cuda_rope_table(h, 1e4f, 128, 1000);
                 is_int(pkvi_cuda_fused_plan(h, (pkv_op)op, &c.f, a, a, a, pos, a, a, a, 0, &prm,
                                             &plan) == PKV_OK
                            ? plan.kernel
                            : -2,
-                       want[variant][kv], "%s, %s: the launcher's kernel", pkv_op_name((pkv_op)op),
-                       kind);
-                if (variant == 1 && plan.grid <= (unsigned)h->sm_count)
+                       want, "%s, %s: the launcher's kernel", pkv_op_name((pkv_op)op), kind);
+                if (vs[variant].tokens > 64 && plan.grid <= (unsigned)h->sm_count)
                     diag("%u blocks, %d multiprocessors: one wave here", plan.grid, h->sm_count);
             }
-            if (pkv_cuda_rope_table(h, 1e4f, 128, 1000) != PKV_OK) bail("%s", pkv_last_error());
             is_int((long long)run_diff(h, op, &c), 0, "%s, %s: table of 1000 == reference",
                    pkv_op_name((pkv_op)op), kind);
             /* cos = sin = 0.75 everywhere: no longer the true values */
-            pkv_cuda_fill(h, h->cs_table, 0x3f, (size_t)1000 * 128 * 4);
+            pkv_cuda_fill(h, h->cs_table, 0x3f, (size_t)1000 * rot * 4);
             bad = run_diff(h, op, &c);
             ok(bad > 0 && bad != ~0ull, "  overwritten table: %llu bytes differ (it is read)", bad);
             for (uint32_t t = 0; t < c.f.num_tokens; t++)
@@ -205,9 +217,9 @@ static void really_read(pkv_cuda *h)
             c.f.theta = 1e6f;
             is_int((long long)run_diff(h, op, &c), 0, "  another theta: not read");
             c.f.theta = 1e4f;
-            c.f.rotary_dim = 64;
+            c.f.rotary_dim = rot == 64 ? 128 : 64;
             is_int((long long)run_diff(h, op, &c), 0, "  another rotary_dim: not read");
-            pkv_cuda_rope_table(h, 1e4f, 128, 0);
+            pkv_cuda_rope_table(h, 1e4f, rot, 0);
             pkvi_case_free(&c);
         }
     }
