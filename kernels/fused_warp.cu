@@ -22,7 +22,7 @@
  * spills, were 10-17% slower; 5 and 6 blocks, 88-144 bytes of spills, 18-54% slower) */
 #define PKVK_WARP_BLOCKS 4
 #ifndef PKVK_WARP16_BLOCKS
-#define PKVK_WARP16_BLOCKS 4
+#define PKVK_WARP16_BLOCKS 3
 #endif
 
 // cos and sin of the pairs pr0 .. pr0 + 7 at position pos (0 when the thread rotates nothing)
