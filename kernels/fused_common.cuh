@@ -44,10 +44,12 @@ __device__ __forceinline__ float pkvk_rotate(float o, float pv, float c, float s
     return __fadd_rn(__fmul_rn(o, c), __fmul_rn(pv, first ? -s : s));
 }
 
-template <int L> __device__ __forceinline__ float pkvk_chunk_tree(float *v)
+// The lane butterfly of a 32-leaf chunk whose lanes hold L consecutive leaves each, from level
+// `top` down (top 8: a chunk folded to 16 leaves by its first level)
+template <int L, int top = 16> __device__ __forceinline__ float pkvk_chunk_tree(float *v)
 {
 #pragma unroll
-    for (int off = 16; off >= L; off >>= 1)
+    for (int off = top; off >= L; off >>= 1)
 #pragma unroll
         for (int k = 0; k < L; k++)
             v[k] = __fadd_rn(v[k], __shfl_xor_sync(0xffffffffu, v[k], off / L));

@@ -21,9 +21,6 @@
 /* blocks per multiprocessor: at most 64 registers (on the H200, 3 blocks, 70 registers and no
  * spills, were 10-17% slower; 5 and 6 blocks, 88-144 bytes of spills, 18-54% slower) */
 #define PKVK_WARP_BLOCKS 4
-#ifndef PKVK_WARP16_BLOCKS
-#define PKVK_WARP16_BLOCKS 3
-#endif
 
 // cos and sin of the pairs pr0 .. pr0 + 7 at position pos (0 when the thread rotates nothing)
 __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool rotated, unsigned pos,
@@ -53,10 +50,10 @@ __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool ro
     }
 }
 
-template <bool OP8, bool EARLY, int E>
+template <bool OP8, bool EARLY>
 __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
 {
-    constexpr int L = OP8 ? E / 2 : E, CT = 32 / L, U = E / 8;
+    constexpr int E = 8, L = OP8 ? 4 : 8, CT = 32 / L;
     const unsigned G = p.group, lane = threadIdx.x & 31u, j = lane & (G - 1), e0 = E * j;
     const unsigned nh = p.g.num_kv_heads, hd = p.g.head_dim, half = p.rotary_dim / 2;
     const unsigned chunks = G / CT;
@@ -71,27 +68,20 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     const unsigned h = live ? item - t * nh : 0u;
     const long long slot = live ? ((const long long *)p.slots)[t] : -1;
     const unsigned pos = live ? ((const unsigned *)p.pos[0])[t] : 0u;
-    uint4 xr[U], vr[U], wr[U];
-#pragma unroll
-    for (int q = 0; q < U; q++) {
-        xr[q] = vr[q] = wr[q] = make_uint4(0, 0, 0, 0);
-        if (live && in_head) {
-            xr[q] = ((const uint4 *)((const unsigned short *)p.key +
-                                     pkvk_src_offset(t, p.k_stride, h * hd + e0)))[q];
-            if (OP8)
-                vr[q] = ((const uint4 *)((const unsigned short *)p.value +
-                                         pkvk_src_offset(t, p.v_stride, h * hd + e0)))[q];
-            wr[q] = ((const uint4 *)((const unsigned short *)p.weight + e0))[q];
-        }
+    uint4 xr = make_uint4(0, 0, 0, 0), vr = xr, wr = xr;
+    if (live && in_head) {
+        xr = *(const uint4 *)((const unsigned short *)p.key +
+                              pkvk_src_offset(t, p.k_stride, h * hd + e0));
+        if (OP8)
+            vr = *(const uint4 *)((const unsigned short *)p.value +
+                                  pkvk_src_offset(t, p.v_stride, h * hd + e0));
+        wr = *(const uint4 *)((const unsigned short *)p.weight + e0);
     }
-    float c[8], s[8];
+    float c[E], s[E];
     if (EARLY) pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
     float x[E], wt[E], leaf[L];
-#pragma unroll
-    for (int q = 0; q < U; q++) {
-        pkvk_unpack8(xr[q], x + 8 * q);
-        pkvk_unpack8(wr[q], wt + 8 * q);
-    }
+    pkvk_unpack8(xr, x);
+    pkvk_unpack8(wr, wt);
     pkvk_leaves<OP8, L>(x, leaf);
     float sum = pkvk_chunk_tree<L>(leaf);
     // the chunk butterfly's levels that pair real chunks (fused_vec.cu explains why the
@@ -99,46 +89,127 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     for (unsigned off = chunks >> 1; off; off >>= 1)
         sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, off * CT));
     const float rms = pkvi_rsqrt_cr(__fadd_rn(pkvk_mean(p, sum), p.eps));
-    float own[E];
+    float own[E], y[E];
     pkvk_normed<OP8, E>(x, wt, rms, own);
+    if (!EARLY) pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
+        // x0 c - x1 s below half, x1 c + x0 s above, as one expression with selects: the lanes of
+        // both halves share a warp, and branches on `first` ran both sides one after the other
+#pragma unroll
+    for (int k = 0; k < E; k++) {
+        const float pv = __shfl_sync(0xffffffffu, own[k], partner);
+        float r = pkvk_rotate(own[k], pv, c[k], s[k], first);
+        if (OP8) r = pkvi_bf16_to_f32((unsigned short)pkvk_bf16x2(r, 0.0f));
+        y[k] = rotated ? r : own[k];
+    }
     const int kind = pkvi_slot_kind(slot, p.g.num_slots);
     if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)
         atomicAdd((unsigned long long *)p.oob, 1ull);
-    const bool store = kind == PKVI_SLOT_OK && in_head;
-    const uint64_t o = store ? pkvk_row_offset(p, slot) + h * hd + e0 : 0; // a multiple of 8
-#pragma unroll
-    for (int q = 0; q < U; q++) {
-        if (!EARLY) pkvk_warp_cs(p, rotated && live, pos, pr0 + 8 * q, c, s);
-        // x0 c - x1 s below half, x1 c + x0 s above, as one expression with selects: the lanes
-        // of both halves share a warp, and branches on `first` ran both sides one after the other
-        float y[8];
-#pragma unroll
-        for (int k = 0; k < 8; k++) {
-            const float pv = __shfl_sync(0xffffffffu, own[8 * q + k], partner);
-            float r = pkvk_rotate(own[8 * q + k], pv, c[k], s[k], first);
-            if (OP8) r = pkvi_bf16_to_f32((unsigned short)pkvk_bf16x2(r, 0.0f));
-            y[k] = rotated ? r : own[8 * q + k];
-        }
-        if (store) pkvk_store8<OP8>(p, o, q, y, vr[q]);
-    }
+    if (kind != PKVI_SLOT_OK || !in_head) return;
+    pkvk_store8<OP8>(p, pkvk_row_offset(p, slot) + h * hd + e0, 0, y, vr); // a multiple of 8
 }
 
 #define PKVK_FUSED_WARP_KERNEL(name, op8)                                                          \
     extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_WARP_BLOCKS)              \
         name(const pkvk_fused_params p)                                                            \
     {                                                                                              \
-        pkvk_fused_warp_body<op8, false, 8>(p);                                                    \
+        pkvk_fused_warp_body<op8, false>(p);                                                       \
     }                                                                                              \
     extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, 1)                             \
         name##_small(const pkvk_fused_params p)                                                    \
     {                                                                                              \
-        pkvk_fused_warp_body<op8, true, 8>(p);                                                     \
-    }                                                                                              \
-    extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_WARP16_BLOCKS)            \
-        name##16(const pkvk_fused_params p)                                                        \
-    {                                                                                              \
-        pkvk_fused_warp_body<op8, false, 16>(p);                                                   \
+        pkvk_fused_warp_body<op8, true>(p);                                                        \
     }
 
 PKVK_FUSED_WARP_KERNEL(pkvk_fused_warp, false)
 PKVK_FUSED_WARP_KERNEL(pkvk_fused_fp8_kv_warp, true)
+
+// The halves form, for calls of many waves whose rotation covers the whole head (rotary_dim ==
+// head_dim) and whose head is 16 x a power-of-two threads with whole chunks in each half (the
+// launcher checks): a thread owns 8 elements of the first half and the 8 elements half a head
+// further, each pair's two elements. So the rotation needs no shuffles, the thread reads only
+// its 8 pairs' cos and sin (loaded as soon as the position arrives), and the item's fixed work
+// (indices, slot, rsqrt) is spread over twice the bytes. Each half is whole chunks: the chunk
+// trees run per half as in the 8-element form; the chunk butterfly's top level, chunk c with
+// c + chunks / 2, adds the thread's two halves, the lower levels shuffle.
+template <bool OP8>
+__device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &p)
+{
+    constexpr int L = OP8 ? 4 : 8, CT = 32 / L;
+    const unsigned G = p.group, lane = threadIdx.x & 31u, j = lane & (G - 1), e0 = 8 * j;
+    const unsigned nh = p.g.num_kv_heads, hd = p.g.head_dim, half = hd / 2;
+    const unsigned item =
+        (blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u) * (32u / G) + lane / G;
+    const bool live = item < p.num_tokens * nh;
+    const unsigned t = live ? pkvk_div32_q(item, p.div_heads) : 0u;
+    const unsigned h = live ? item - t * nh : 0u;
+    const long long slot = live ? ((const long long *)p.slots)[t] : -1;
+    const unsigned pos = live ? ((const unsigned *)p.pos[0])[t] : 0u;
+    uint4 xr[2], vr[2], wr[2];
+#pragma unroll
+    for (int u = 0; u < 2; u++) {
+        xr[u] = vr[u] = wr[u] = make_uint4(0, 0, 0, 0);
+        if (live) {
+            xr[u] = *(const uint4 *)((const unsigned short *)p.key +
+                                     pkvk_src_offset(t, p.k_stride, h * hd + e0 + u * half));
+            if (OP8)
+                vr[u] = *(const uint4 *)((const unsigned short *)p.value +
+                                         pkvk_src_offset(t, p.v_stride, h * hd + e0 + u * half));
+            wr[u] = *(const uint4 *)((const unsigned short *)p.weight + e0 + u * half);
+        }
+    }
+    float c[8], s[8];
+    float x[2][8], wt[2][8], own[2][8], leaf[2][L], total;
+#pragma unroll
+    for (int u = 0; u < 2; u++) {
+        pkvk_unpack8(xr[u], x[u]);
+        pkvk_unpack8(wr[u], wt[u]);
+        pkvk_leaves<OP8, L>(x[u], leaf[u]);
+    }
+    if (G * L >= 32) {
+        total = __fadd_rn(pkvk_chunk_tree<L>(leaf[0]), pkvk_chunk_tree<L>(leaf[1]));
+        for (unsigned off = G / CT >> 1; off; off >>= 1) // chunks of the first half, chunk xor off
+            total = __fadd_rn(total, __shfl_xor_sync(0xffffffffu, total, off * CT));
+    } else {
+        // one chunk, its two halves 16 leaves apart: the lane butterfly's first level (leaf i
+        // with leaf i ^ 16) adds the thread's own leaves, the rest runs as a 16-leaf chunk
+#pragma unroll
+        for (int k = 0; k < L; k++)
+            leaf[0][k] = __fadd_rn(leaf[0][k], leaf[1][k]);
+        total = pkvk_chunk_tree<L, 8>(leaf[0]);
+    }
+    const float rms = pkvi_rsqrt_cr(__fadd_rn(pkvk_mean(p, total), p.eps));
+    float y[2][8];
+#pragma unroll
+    for (int u = 0; u < 2; u++)
+        pkvk_normed<OP8, 8>(x[u], wt[u], rms, own[u]);
+    pkvk_warp_cs(p, live, pos, e0, c, s);
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        y[0][k] = __fsub_rn(__fmul_rn(own[0][k], c[k]), __fmul_rn(own[1][k], s[k]));
+        y[1][k] = __fadd_rn(__fmul_rn(own[1][k], c[k]), __fmul_rn(own[0][k], s[k]));
+        if (OP8) {
+            const unsigned b = pkvk_bf16x2(y[0][k], y[1][k]);
+            y[0][k] = pkvi_bf16_to_f32((unsigned short)b);
+            y[1][k] = pkvi_bf16_to_f32((unsigned short)(b >> 16));
+        }
+    }
+    const int kind = pkvi_slot_kind(slot, p.g.num_slots);
+    if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)
+        atomicAdd((unsigned long long *)p.oob, 1ull);
+    if (kind != PKVI_SLOT_OK) return;
+    const uint64_t o = pkvk_row_offset(p, slot) + h * hd + e0; // a multiple of 8
+    pkvk_store8<OP8>(p, o, 0, y[0], vr[0]);
+    pkvk_store8<OP8>(p, o, G, y[1], vr[1]);
+}
+
+// ops 5 and 7 at 3 blocks per multiprocessor (74-78 registers), op 8 at 4 (64 registers, 24
+// bytes of spills): the faster of 3 and 4 for each on the H200
+#define PKVK_FUSED_HALVES_KERNEL(name, op8, blocks)                                                \
+    extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, blocks)                        \
+        name(const pkvk_fused_params p)                                                            \
+    {                                                                                              \
+        pkvk_fused_halves_body<op8>(p);                                                            \
+    }
+
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves, false, 3)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves, true, 4)

@@ -23,8 +23,8 @@ enum {
     PKVI_K_FUSED_FP8_KV_WARP,
     PKVI_K_FUSED_WARP_SMALL, /* the same two for calls of one wave: the table row loaded early */
     PKVI_K_FUSED_FP8_KV_WARP_SMALL,
-    PKVI_K_FUSED_WARP16, /* the same two with 16 elements per thread, for calls of many waves */
-    PKVI_K_FUSED_FP8_KV_WARP16,
+    PKVI_K_FUSED_HALVES, /* the halves form: calls of many waves rotating whole heads */
+    PKVI_K_FUSED_FP8_KV_HALVES,
     PKVI_K_CONVERT,
     PKVI_K_PROBE,
     PKVI_K_NUMERICS,

@@ -168,10 +168,6 @@ pkv_status pkv_cuda_write_fp8(pkv_cuda *h, const pkv_write_desc *d, uint64_t key
                     stream);
 }
 
-#ifndef PKVI_WARP16
-#define PKVI_WARP16 1
-#endif
-
 /* The warp kernels' grid for items of g threads (a power of two <= 32); 0 when their 32-bit
  * item indices, up to the last block's spare warps (at most 7), or the grid would overflow. */
 static int warp_grid(unsigned g, uint64_t items, pkvi_plan *plan)
@@ -200,21 +196,25 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
                      uint64_t items, pkvk_fused_params *p, pkvi_plan *plan)
 {
     unsigned g = (d->cache.head_dim + epc - 1) / epc * (epc / 8u);
-    int kv = op == PKV_OP_FUSED_FP8_KV, fits8;
+    unsigned hd16 = d->cache.head_dim / 16u;
+    int kv = op == PKV_OP_FUSED_FP8_KV, fits8, halves;
     if (!p->cs_table || op == PKV_OP_FUSED_MROPE_BF16 || d->cache.num_kv_heads > 16u || g == 0 ||
         g > 32u || (g & (g - 1u)) || d->rotary_dim % 16u)
         return 0;
+    /* the halves form: the whole head rotated, 16 x a power-of-two threads, each half whole
+     * chunks of the tree or the head one chunk */
+    halves = d->rotary_dim == d->cache.head_dim && hd16 && hd16 <= 32u &&
+             (hd16 & (hd16 - 1u)) == 0 && d->cache.head_dim == 16u * hd16 &&
+             ((d->cache.head_dim / 2u) % epc == 0 || d->cache.head_dim == epc);
     fits8 = warp_grid(g, items, plan);
     if (fits8 && plan->grid <= (unsigned)h->sm_count) {
         /* one wave: the _small kernels, which load the table row before the tree (1 x 128 at
-         * one token on the H200: see doc/PERFORMANCE.md) */
+         * one token on the H200: see doc/PERFORMANCE.md; the halves form was 6-24% slower
+         * there) */
         plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_WARP_SMALL : PKVI_K_FUSED_WARP_SMALL;
-    } else if (PKVI_WARP16 && d->cache.head_dim % 16u == 0 && d->rotary_dim % 32u == 0 &&
-               warp_grid(g / 2u, items, plan)) {
-        /* many waves: 16 elements per thread, so that an item's fixed work (indices, slot,
-         * rsqrt) is spread over twice the bytes */
-        g /= 2u;
-        plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_WARP16 : PKVI_K_FUSED_WARP16;
+    } else if (halves && warp_grid(hd16, items, plan)) {
+        g = hd16;
+        plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_HALVES : PKVI_K_FUSED_HALVES;
     } else if (fits8) {
         warp_grid(g, items, plan);
         plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_WARP : PKVI_K_FUSED_WARP;

@@ -1,7 +1,7 @@
 /* The CUDA launcher's kernel choice for fused calls whose buffers are 16-byte aligned
  * (lib/cuda_ops.c): the warp kernels with a matching cos/sin table and at most 16 heads, in
- * their _small form when the call fits one wave, else with 16 elements per thread where the
- * head and the rotation allow; the 16-byte block kernels for MRoPE, more
+ * their _small form when the call fits one wave, else in the halves form where the whole head
+ * is rotated and each half is whole chunks; the 16-byte block kernels for MRoPE, more
  * heads, no table, and item counts past the warp kernels' 32-bit indices; the element kernels
  * whenever a slot, stride or row could leave the 16-byte kernels' 32 x 32-bit offset
  * arithmetic. Only descriptors and plans: nothing is launched and the addresses are never
@@ -62,25 +62,28 @@ static void with_table(pkv_cuda *h)
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_VEC_TAB,
            "  MRoPE: the block kernel with the table");
     d = desc(16, 128, 65536);
-    is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_WARP16, "16 x 128, 65536 tokens: many waves");
+    is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES, "16 x 128, 65536 tokens: many waves");
     ok(grid > (unsigned)h->sm_count, "  more blocks (%u) than multiprocessors", grid);
-    is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_WARP16, "  and for fused_fp8_kv");
+    is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES, "  and for fused_fp8_kv");
     d.rotary_dim = 64; /* a table for another rotary_dim: the block kernel without it */
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_VEC, "  rotary_dim 64: no table");
     d = desc(17, 128, 65536);
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_VEC_TAB, "17 heads: the block kernel");
-    /* 16 heads of 8 threads of 16 elements, four items per warp: the last warp index plus a
+    /* 16 heads of 8 threads (halves form), four items per warp: the last warp index plus a
      * block's spare warps must stay below 2^32 / 32 */
     d = desc(16, 128, (1u << 25) - 3u);
-    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP16, "2^29 - 48 items: 16-element kernel");
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "2^29 - 48 items: halves form");
     d = desc(16, 128, (1u << 25) - 2u);
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_VEC_TAB, "2^29 - 32 items: block kernel");
     if (pkv_cuda_rope_table(h, 1e4f, 80, 1000) != PKV_OK) bail("%s", pkv_last_error());
-    /* rotary_dim % 32 != 0: 8 elements per thread, 16 threads, two items per warp */
+    /* a partial rotation: 8 elements per thread, 16 threads, two items per warp */
     d = desc(8, 128, 65536);
     d.rotary_dim = 80;
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP, "rotary_dim 80, many waves: 8-element");
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_WARP, "  and for fused_fp8_kv");
+    d.num_tokens = 64;
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP_SMALL, "  64 tokens: 8-element _small");
+    is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_WARP_SMALL, "  and for fused_fp8_kv");
     d = desc(16, 128, (1u << 24) - 2u);
     d.rotary_dim = 80;
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP, "  2^28 - 32 items: warp kernel");
@@ -88,9 +91,14 @@ static void with_table(pkv_cuda *h)
     d.rotary_dim = 80;
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_VEC_TAB, "  2^28 - 16 items: block kernel");
     if (pkv_cuda_rope_table(h, 1e4f, 96, 1000) != PKV_OK) bail("%s", pkv_last_error());
-    d = desc(8, 120, 65536); /* head_dim % 16 != 0 */
+    d = desc(8, 120, 65536); /* head_dim % 16 != 0 (and a partial rotation) */
     d.rotary_dim = 96;
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP, "head_dim 120, many waves: 8-element");
+    if (pkv_cuda_rope_table(h, 1e4f, 64, 1000) != PKV_OK) bail("%s", pkv_last_error());
+    d = desc(16, 64, 65536);
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "16 x 64, many waves: halves form");
+    is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES,
+           "  and fused_fp8_kv (its chunk is the whole head)");
     if (pkv_cuda_rope_table(h, 1e4f, 128, 1000) != PKV_OK) bail("%s", pkv_last_error());
 }
 

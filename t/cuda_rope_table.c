@@ -130,21 +130,19 @@ static void ops(pkv_cuda *h)
 }
 
 /* A case whose every position is below 1000, rotary_dim = head_dim, rows and blocks dense;
- * every slot valid, or (mixed) pkvi_case_random's mix with -1 and out-of-range slots. */
-static void plain_case(pkvi_case *c, int shift, uint32_t nkv, uint32_t tokens, int mixed)
+ * pkvi_case_random's slots: valid ones mixed with -1 and out-of-range ones. */
+static void plain_case(pkvi_case *c, int shift, uint32_t nkv, uint32_t hd, uint32_t tokens)
 {
     pkvi_rng r = {0x5851f42d4c957f2dull};
-    if (pkvi_case_random(c, &r, nkv, 128, 16, tokens)) bail("out of memory");
-    c->f.rotary_dim = 128;
+    if (pkvi_case_random(c, &r, nkv, hd, 16, tokens)) bail("out of memory");
+    c->f.rotary_dim = hd;
     c->f.theta = 1e4f;
     c->f.k_row_stride = c->f.v_row_stride = 0; /* dense rows and blocks: 16-byte aligned */
     c->f.cache.block_stride = 0;
     pkvi_write_desc_like(&c->w, &c->f);
     c->shift = shift;
-    for (uint32_t t = 0; t < c->f.num_tokens; t++) {
+    for (uint32_t t = 0; t < c->f.num_tokens; t++)
         c->pos[0][t] = (uint32_t)(pkvi_rng_next(&r) % 1000);
-        if (!mixed) c->slots[t] = 2 * t + 1;
-    }
 }
 
 static unsigned long long run_diff(pkv_cuda *h, int op, const pkvi_case *c)
@@ -155,29 +153,34 @@ static unsigned long long run_diff(pkv_cuda *h, int op, const pkvi_case *c)
     return o.gpu_bytes ? o.gpu_mismatches : ~0ull;
 }
 
-/* 4 heads aligned: the warp kernels, in one wave (the _small form) and in many (1024 tokens:
- * 256 blocks of 8-element threads, more than the multiprocessors of the GPUs this was written
- * for; the test says so if not), with 16 elements per thread when rotary_dim % 32 == 0 (also
- * a partial rotation), else 8, their slots mixed with -1 and out-of-range ones; 32 heads aligned:
- * the 16-byte block kernels; shifted by an element: the element kernels (lib/cuda_ops.c chooses) */
+/* 4 heads aligned: the warp kernels, in one wave (the _small forms) and in many (4096 tokens
+ * are 512 blocks of the halves form, 1024 tokens 256 blocks of 8-element threads: more than
+ * the multiprocessors of the GPUs this was written for; the test says so if not), in the
+ * halves form when the whole head is rotated, else with 8 elements per thread; 32 heads
+ * aligned: the 16-byte block kernels; shifted by an element: the element kernels
+ * (lib/cuda_ops.c chooses) */
 static void really_read(pkv_cuda *h)
 {
     static const struct {
-        uint32_t heads, tokens, rotary;
+        uint32_t heads, hd, tokens, rotary;
         int shift, want5, want8; /* the kernels of ops 5 and 8, or -1: not asserted */
         const char *kind;
     } vs[] = {
-        {4, 64, 128, 0, PKVI_K_FUSED_WARP_SMALL, PKVI_K_FUSED_FP8_KV_WARP_SMALL,
+        {4, 128, 64, 128, 0, PKVI_K_FUSED_WARP_SMALL, PKVI_K_FUSED_FP8_KV_WARP_SMALL,
          "4 heads, 64 tokens, warp kernels (one wave)"},
-        {4, 1024, 128, 0, PKVI_K_FUSED_WARP16, PKVI_K_FUSED_FP8_KV_WARP16,
-         "4 heads, 1024 tokens, 16-element warp kernels"},
-        {4, 1024, 64, 0, PKVI_K_FUSED_WARP16, PKVI_K_FUSED_FP8_KV_WARP16,
-         "4 heads, 1024 tokens, rotary_dim 64, 16-element warp kernels"},
-        {4, 1024, 80, 0, PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP,
+        {4, 128, 4096, 128, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_FP8_KV_HALVES,
+         "4 heads, 4096 tokens, warp kernels, halves form"},
+        {4, 128, 1024, 64, 0, PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP,
+         "4 heads, 1024 tokens, rotary_dim 64, 8-element warp kernels"},
+        {4, 128, 1024, 80, 0, PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP,
          "4 heads, 1024 tokens, rotary_dim 80, 8-element warp kernels"},
-        {32, 64, 128, 0, PKVI_K_FUSED_VEC_TAB, PKVI_K_FUSED_FP8_KV_VEC16_TAB,
+        {16, 64, 1024, 64, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_FP8_KV_HALVES,
+         "16 x 64, 1024 tokens, halves form (op 8: one chunk)"},
+        {16, 32, 2048, 32, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_FP8_KV_WARP,
+         "16 x 32, 2048 tokens, halves form (ops 5, 7: one chunk), op 8 8-element"},
+        {32, 128, 64, 128, 0, PKVI_K_FUSED_VEC_TAB, PKVI_K_FUSED_FP8_KV_VEC16_TAB,
          "32 heads, 16-byte block kernels"},
-        {4, 64, 128, 1, -1, -1, "element kernels"},
+        {4, 128, 64, 128, 1, -1, -1, "element kernels"},
     };
     for (size_t variant = 0; variant < sizeof vs / sizeof vs[0]; variant++) {
         const char *kind = vs[variant].kind;
@@ -186,8 +189,8 @@ static void really_read(pkv_cuda *h)
             const int want = op == PKV_OP_FUSED_FP8_KV ? vs[variant].want8 : vs[variant].want5;
             pkvi_case c;
             unsigned long long bad;
-            plain_case(&c, vs[variant].shift, vs[variant].heads, vs[variant].tokens,
-                       vs[variant].tokens > 64);
+            plain_case(&c, vs[variant].shift, vs[variant].heads, vs[variant].hd,
+                       vs[variant].tokens);
             c.f.rotary_dim = rot;
             if (pkv_cuda_rope_table(h, 1e4f, rot, 1000) != PKV_OK) bail("%s", pkv_last_error());
             if (want >= 0) { /* the kernel the launcher takes for aligned buffers */
@@ -217,7 +220,7 @@ static void really_read(pkv_cuda *h)
             c.f.theta = 1e6f;
             is_int((long long)run_diff(h, op, &c), 0, "  another theta: not read");
             c.f.theta = 1e4f;
-            c.f.rotary_dim = rot == 64 ? 128 : 64;
+            c.f.rotary_dim = rot / 2;
             is_int((long long)run_diff(h, op, &c), 0, "  another rotary_dim: not read");
             pkv_cuda_rope_table(h, 1e4f, rot, 0);
             pkvi_case_free(&c);
