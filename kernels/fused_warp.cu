@@ -131,7 +131,38 @@ PKVK_FUSED_WARP_KERNEL(pkvk_fused_fp8_kv_warp, true)
 // (indices, slot, rsqrt) is spread over twice the bytes. Each half is whole chunks: the chunk
 // trees run per half as in the 8-element form; the chunk butterfly's top level, chunk c with
 // c + chunks / 2, adds the thread's two halves, the lower levels shuffle.
-template <bool OP8>
+// cos and sin of the MRoPE pairs pr0 .. pr0 + 7 of a token whose three streams' positions are
+// pt (each pair's stream, pkvi_mrope_stream, picks its row)
+__device__ __forceinline__ void pkvk_mrope_cs(const pkvk_fused_params &p, bool live,
+                                              const unsigned *pt, unsigned pr0, float *c, float *s)
+{
+    const unsigned half = p.rotary_dim / 2;
+    if (live && pt[0] < p.cs_len && pt[1] < p.cs_len && pt[2] < p.cs_len) {
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const int st = pkvi_mrope_stream(pr0 + k, p.section);
+            const float *row = pkvk_rope_row(p, st == 0 ? pt[0] : st == 1 ? pt[1] : pt[2]);
+            c[k] = row[pr0 + k];
+            s[k] = row[half + pr0 + k];
+        }
+    } else if (live) {
+        float cf[8], sf[8];
+#pragma unroll 1
+        for (unsigned k = 0; k < 8; k++) {
+            const int st = pkvi_mrope_stream(pr0 + k, p.section);
+            pkvk_rope_cs(p, st == 0 ? pt[0] : st == 1 ? pt[1] : pt[2], pr0 + k, &sf[k], &cf[k]);
+        }
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            c[k] = cf[k], s[k] = sf[k];
+    } else {
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            c[k] = s[k] = 0.0f;
+    }
+}
+
+template <bool OP8, bool MROPE>
 __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &p)
 {
     constexpr int L = OP8 ? 4 : 8, CT = 32 / L;
@@ -143,7 +174,10 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     const unsigned t = live ? pkvk_div32_q(item, p.div_heads) : 0u;
     const unsigned h = live ? item - t * nh : 0u;
     const long long slot = live ? ((const long long *)p.slots)[t] : -1;
-    const unsigned pos = live ? ((const unsigned *)p.pos[0])[t] : 0u;
+    unsigned pt[3];
+#pragma unroll
+    for (int i = 0; i < (MROPE ? 3 : 1); i++)
+        pt[i] = live ? ((const unsigned *)p.pos[i])[t] : 0u;
     uint4 xr[2], vr[2], wr[2];
 #pragma unroll
     for (int u = 0; u < 2; u++) {
@@ -182,7 +216,10 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
 #pragma unroll
     for (int u = 0; u < 2; u++)
         pkvk_normed<OP8, 8>(x[u], wt[u], rms, own[u]);
-    pkvk_warp_cs(p, live, pos, e0, c, s);
+    if (MROPE)
+        pkvk_mrope_cs(p, live, pt, e0, c, s);
+    else
+        pkvk_warp_cs(p, live, pt[0], e0, c, s);
 #pragma unroll
     for (int k = 0; k < 8; k++) {
         y[0][k] = __fsub_rn(__fmul_rn(own[0][k], c[k]), __fmul_rn(own[1][k], s[k]));
@@ -204,12 +241,13 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
 
 // ops 5 and 7 at 3 blocks per multiprocessor (74-78 registers), op 8 at 4 (64 registers, 24
 // bytes of spills): the faster of 3 and 4 for each on the H200
-#define PKVK_FUSED_HALVES_KERNEL(name, op8, blocks)                                                \
+#define PKVK_FUSED_HALVES_KERNEL(name, op8, mrope, blocks)                                         \
     extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, blocks)                        \
         name(const pkvk_fused_params p)                                                            \
     {                                                                                              \
-        pkvk_fused_halves_body<op8>(p);                                                            \
+        pkvk_fused_halves_body<op8, mrope>(p);                                                     \
     }
 
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves, false, 3)
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves, true, 4)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves, false, false, 3)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves, false, true, 3)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves, true, false, 4)

@@ -25,6 +25,7 @@ enum {
     PKVI_K_FUSED_FP8_KV_WARP_SMALL,
     PKVI_K_FUSED_HALVES, /* the halves form: calls of many waves rotating whole heads */
     PKVI_K_FUSED_FP8_KV_HALVES,
+    PKVI_K_FUSED_MROPE_HALVES,
     PKVI_K_CONVERT,
     PKVI_K_PROBE,
     PKVI_K_NUMERICS,

@@ -198,8 +198,8 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
     unsigned g = (d->cache.head_dim + epc - 1) / epc * (epc / 8u);
     unsigned hd16 = d->cache.head_dim / 16u;
     int kv = op == PKV_OP_FUSED_FP8_KV, fits8, halves;
-    if (!p->cs_table || op == PKV_OP_FUSED_MROPE_BF16 || d->cache.num_kv_heads > 16u || g == 0 ||
-        g > 32u || (g & (g - 1u)) || d->rotary_dim % 16u)
+    if (!p->cs_table || d->cache.num_kv_heads > 16u || g == 0 || g > 32u || (g & (g - 1u)) ||
+        d->rotary_dim % 16u)
         return 0;
     /* the halves form: the whole head rotated, 16 x a power-of-two threads, each half whole
      * chunks of the tree or the head one chunk */
@@ -207,7 +207,16 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
              (hd16 & (hd16 - 1u)) == 0 && d->cache.head_dim == 16u * hd16 &&
              ((d->cache.head_dim / 2u) % epc == 0 || d->cache.head_dim == epc);
     fits8 = warp_grid(g, items, plan);
-    if (fits8 && plan->grid <= (unsigned)h->sm_count) {
+    if (op == PKV_OP_FUSED_MROPE_BF16) {
+        /* MRoPE only in the halves form, each pair's cos and sin read from its stream's row;
+         * one wave and the 8-element form read rows pair by pair slower than the block kernel
+         * shares them */
+        if (!halves || (fits8 && plan->grid <= (unsigned)h->sm_count) ||
+            !warp_grid(hd16, items, plan))
+            return 0;
+        g = hd16;
+        plan->kernel = PKVI_K_FUSED_MROPE_HALVES;
+    } else if (fits8 && plan->grid <= (unsigned)h->sm_count) {
         /* one wave: the _small kernels, which load the table row before the tree (1 x 128 at
          * one token on the H200: see doc/PERFORMANCE.md; the halves form was 6-24% slower
          * there) */

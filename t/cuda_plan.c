@@ -65,6 +65,8 @@ static void with_table(pkv_cuda *h)
     is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES, "16 x 128, 65536 tokens: many waves");
     ok(grid > (unsigned)h->sm_count, "  more blocks (%u) than multiprocessors", grid);
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES, "  and for fused_fp8_kv");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES,
+           "  MRoPE: its halves form");
     d.rotary_dim = 64; /* a table for another rotary_dim: the block kernel without it */
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_VEC, "  rotary_dim 64: no table");
     d = desc(17, 128, 65536);
@@ -81,6 +83,8 @@ static void with_table(pkv_cuda *h)
     d.rotary_dim = 80;
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP, "rotary_dim 80, many waves: 8-element");
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_WARP, "  and for fused_fp8_kv");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_VEC_TAB,
+           "  MRoPE: the block kernel");
     d.num_tokens = 64;
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP_SMALL, "  64 tokens: 8-element _small");
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_WARP_SMALL, "  and for fused_fp8_kv");

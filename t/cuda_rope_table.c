@@ -228,6 +228,52 @@ static void really_read(pkv_cuda *h)
     }
 }
 
+/* MRoPE in the halves form (4 heads, 4096 tokens, the whole head rotated): three position
+ * streams, each pair's cos and sin from its own stream's row, interleaved (sections all 0) and
+ * with explicit sections; a twelfth of the tokens have a position past the table in one stream
+ * (computed, not read). */
+static void mrope_halves(pkv_cuda *h)
+{
+    static const uint32_t sections[2][3] = {{0, 0, 0}, {24, 20, 20}};
+    pkvi_rng r = {0x2545f4914f6cdd1dull};
+    for (int v = 0; v < 2; v++) {
+        const uint64_t a = 1u << 20, pos[3] = {a, a, a};
+        uint32_t *ph, *pw;
+        pkvi_case c;
+        pkvk_fused_params prm;
+        pkvi_plan plan;
+        unsigned long long bad;
+        plain_case(&c, 0, 4, 128, 4096);
+        ph = malloc(4096 * 4);
+        pw = malloc(4096 * 4);
+        if (!ph || !pw) bail("out of memory");
+        for (uint32_t t = 0; t < 4096; t++) {
+            ph[t] = (uint32_t)(pkvi_rng_next(&r) % 1000);
+            pw[t] = (uint32_t)(pkvi_rng_next(&r) % 1000) + (t % 12 == 5 ? 1000u : 0u);
+        }
+        c.pos[1] = ph;
+        c.pos[2] = pw;
+        memcpy(c.f.mrope_section, sections[v], sizeof c.f.mrope_section);
+        if (pkv_cuda_rope_table(h, 1e4f, 128, 1000) != PKV_OK) bail("%s", pkv_last_error());
+        is_int(pkvi_cuda_fused_plan(h, PKV_OP_FUSED_MROPE_BF16, &c.f, a, a, a, pos, a, a, a, 0,
+                                    &prm, &plan) == PKV_OK
+                   ? plan.kernel
+                   : -2,
+               PKVI_K_FUSED_MROPE_HALVES, "MRoPE sections %u %u %u: the halves form",
+               sections[v][0], sections[v][1], sections[v][2]);
+        is_int((long long)run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c), 0,
+               "  three streams, table of 1000 == reference");
+        pkv_cuda_fill(h, h->cs_table, 0x3f, (size_t)1000 * 128 * 4);
+        bad = run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c);
+        ok(bad > 0 && bad != ~0ull, "  overwritten table: %llu bytes differ (it is read)", bad);
+        pkv_cuda_rope_table(h, 1e4f, 128, 0);
+        free(ph);
+        free(pw);
+        c.pos[1] = c.pos[2] = c.pos[0];
+        pkvi_case_free(&c);
+    }
+}
+
 int main(void)
 {
     pkv_cuda *h = gpu_open_or_skip();
@@ -235,6 +281,7 @@ int main(void)
     contents(h);
     ops(h);
     really_read(h);
+    mrope_halves(h);
     pkv_cuda_rope_table(h, 1e4f, 128, 5000); /* left for pkv_cuda_close to free */
     gpu_free_all(h);
     pkv_cuda_close(h);
