@@ -23,6 +23,15 @@ pkv_cuda *fz_gpu(void)
     return h;
 }
 
+void fz_gpu_one_multiprocessor(int one)
+{
+    static int real;
+    pkv_cuda *h = fz_gpu();
+    if (!h) return;
+    if (!real) real = h->sm_count;
+    h->sm_count = one ? 1 : real;
+}
+
 static int same_or_both_nan(uint32_t a, uint32_t b)
 {
     return a == b || ((a & 0x7fffffffu) > 0x7f800000u && (b & 0x7fffffffu) > 0x7f800000u);
