@@ -6,10 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FZ_TARGETS(X)                                                                              \
-    X(fill_slots)                                                                                  \
-    X(write_bf16) X(write_v_bf16) X(write_fp8) X(fused_bf16) X(fused_mrope_bf16) X(fused_fp8_k)    \
-        X(fused_fp8_kv) X(crmath) X(convert)
+#define FZ_TARGETS(X)                                                                          \
+    X(fill_slots) X(write_bf16) X(write_v_bf16) X(write_fp8) X(fused_bf16) X(fused_mrope_bf16) \
+    X(fused_fp8_k) X(fused_fp8_kv) X(crmath) X(convert)
 
 #define FZ_DECLARE(name) int fz_##name(const uint8_t *data, size_t size);
 FZ_TARGETS(FZ_DECLARE)
@@ -20,10 +19,10 @@ typedef struct pkv_cuda pkv_cuda;
 /* The GPU, or NULL (none, or PKV_FUZZ_NO_GPU set). */
 pkv_cuda *fz_gpu(void);
 
-/* Let the launcher see one multiprocessor (one), or the real count: with one, small cases take
- * the kernels meant for calls of many waves too. Which kernel runs is a performance choice;
- * the bytes must not depend on it. */
-void fz_gpu_one_multiprocessor(int one);
+/* PKV_FUZZ_MANY_WAVES is set: the GPU handle's launcher sees one multiprocessor, so that small
+ * cases take the kernels meant for calls of many waves (which kernel runs is a performance
+ * choice; the bytes must not depend on it), and the fused targets rotate whole heads. */
+int fz_many_waves(void);
 
 /* Every numeric primitive on the GPU for in[0..n) against the host's; aborts on a difference
  * (NaN results of rsqrt compare equal to any NaN). Nothing without a GPU. */

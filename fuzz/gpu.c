@@ -17,19 +17,16 @@ pkv_cuda *fz_gpu(void)
     if (!tried) {
         tried = 1;
         if (!getenv("PKV_FUZZ_NO_GPU") && pkv_cuda_open(0, &h) != PKV_OK) h = NULL;
+        if (h && fz_many_waves()) h->sm_count = 1; /* fuzz/fuzz.h */
         fprintf(stderr, "pagedkv fuzz: backends: reference%s%s\n", h ? " + CUDA " : "",
                 h ? pkv_cuda_describe(h) : "");
     }
     return h;
 }
 
-void fz_gpu_one_multiprocessor(int one)
+int fz_many_waves(void)
 {
-    static int real;
-    pkv_cuda *h = fz_gpu();
-    if (!h) return;
-    if (!real) real = h->sm_count;
-    h->sm_count = one ? 1 : real;
+    return getenv("PKV_FUZZ_MANY_WAVES") != NULL;
 }
 
 static int same_or_both_nan(uint32_t a, uint32_t b)

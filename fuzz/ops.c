@@ -26,8 +26,8 @@ static void *zalloc(size_t n)
 
 static float pick_scale(fz *f)
 {
-    static const float s[] = {1.0f,      0.01171875f, 0.3f, 7.0f,  1e-30f,   3e30f, 448.0f,
-                              0x1p-126f, 0x1p-149f,   0.0f, -1.0f, INFINITY, NAN};
+    static const float s[] = {1.0f, 0.01171875f, 0.3f, 7.0f, 1e-30f, 3e30f, 448.0f, 0x1p-126f,
+                              0x1p-149f, 0.0f, -1.0f, INFINITY, NAN};
     /* mostly valid: invalid scales are a small share of the choices */
     return fz_range(f, 0, 7) ? s[fz_range(f, 0, 8)] : FZ_PICK(f, s);
 }
@@ -35,8 +35,8 @@ static float pick_scale(fz *f)
 /* Decode a case; returns 0 when the input is too short to say anything. */
 static void build(fz *f, int op, pkvi_case *c)
 {
-    static const uint32_t hds[] = {1,  2,   3,   8,   31,  32,  33,  64,  80,
-                                   96, 112, 128, 192, 256, 320, 512, 514, 0};
+    static const uint32_t hds[] = {1, 2, 3, 8, 31, 32, 33, 64, 80, 96, 112, 128, 192, 256, 320,
+                                   512, 514, 0};
     static const float thetas[] = {1e4f, 1e6f, 1e8f, 1.0f, 3.4e38f, 0.5f, INFINITY, NAN};
     static const float epss[] = {1e-6f, 1e-5f, 0.0f, 1e30f, 0x1p-149f, -1e-6f, NAN};
     pkv_cache_layout *l = &c->f.cache;
@@ -54,15 +54,9 @@ static void build(fz *f, int op, pkvi_case *c)
     dense = row * l->block_size;
     l->num_blocks = fz_range(f, 0, 2 + (l->block_size ? 2u * T / l->block_size : 0));
     switch (fz_range(f, 0, 7)) {
-    case 0:
-        l->block_stride = dense ? dense - 1 : 0;
-        break; /* invalid unless 0 */
-    case 1:
-    case 2:
-        l->block_stride = dense + fz_range(f, 1, 9);
-        break;
-    default:
-        l->block_stride = 0;
+    case 0: l->block_stride = dense ? dense - 1 : 0; break; /* invalid unless 0 */
+    case 1: case 2: l->block_stride = dense + fz_range(f, 1, 9); break;
+    default: l->block_stride = 0;
     }
     c->f.num_tokens = T;
     ks = fz_range(f, 0, 9) ? (fz_bool(f) ? 0 : row + fz_range(f, 0, 7)) : row / 2;
@@ -85,8 +79,8 @@ static void build(fz *f, int op, pkvi_case *c)
     }
     pkvi_write_desc_like(&c->w, &c->f);
 
-    valid =
-        (fused ? pkv_fused_check((pkv_op)op, &c->f) : pkv_write_check((pkv_op)op, &c->w)) == PKV_OK;
+    valid = (fused ? pkv_fused_check((pkv_op)op, &c->f) : pkv_write_check((pkv_op)op, &c->w)) ==
+            PKV_OK;
     /* exact extents when valid (ASan sees any overread); token buffers always exact */
     if (valid && T) {
         uint64_t kstride = ks ? ks : row, vstride = vs ? vs : row;
@@ -115,15 +109,9 @@ static void build(fz *f, int op, pkvi_case *c)
     slots = l->num_blocks * l->block_size;
     for (uint32_t t = 0; t < T; t++) {
         switch (fz_range(f, 0, 7)) {
-        case 0:
-            c->slots[t] = -1 - (int64_t)fz_range(f, 0, 1000);
-            break;
-        case 1:
-            c->slots[t] = (int64_t)(slots + fz_range(f, 0, 5));
-            break;
-        case 2:
-            c->slots[t] = INT64_MAX - (int64_t)fz_range(f, 0, 3);
-            break;
+        case 0: c->slots[t] = -1 - (int64_t)fz_range(f, 0, 1000); break;
+        case 1: c->slots[t] = (int64_t)(slots + fz_range(f, 0, 5)); break;
+        case 2: c->slots[t] = INT64_MAX - (int64_t)fz_range(f, 0, 3); break;
         default:
             /* distinct valid slots: a walk with strides from the input */
             valid_slots_used += 1 + (uint32_t)fz_range(f, 0, 3);
@@ -146,22 +134,19 @@ static void release(pkvi_case *c)
     free(c->slots);
 }
 
-/* Read after everything older corpus inputs held (an exhausted input reads as zeros: no
- * change): bit 0 rotates the whole head of a valid case (MRoPE sections reset to interleaved
- * if they no longer fit), the shape of the warp kernels' halves form, which random rotary_dim
- * values rarely give; bit 1 has the launcher see one multiprocessor, so that these small cases
- * also take the kernels of calls of many waves. */
-static void launch_view(fz *f, int op, pkvi_case *c)
+/* PKV_FUZZ_MANY_WAVES (fz_many_waves): every valid case rotates the whole head (MRoPE sections
+ * reset to interleaved if they no longer fit), the shape of the warp kernels' halves form,
+ * which random rotary_dim values rarely give, and the launcher sees one multiprocessor, so that
+ * these small cases take the kernels of calls of many waves. */
+static void many_waves(int op, pkvi_case *c)
 {
-    const uint32_t mode = (uint32_t)fz_range(f, 0, 3);
-    if ((mode & 1) && pkv_fused_check((pkv_op)op, &c->f) == PKV_OK) {
+    if (fz_many_waves() && pkv_fused_check((pkv_op)op, &c->f) == PKV_OK) {
         const pkv_fused_desc was = c->f;
         c->f.rotary_dim = c->f.cache.head_dim;
         if (pkv_fused_check((pkv_op)op, &c->f) != PKV_OK)
             memset(c->f.mrope_section, 0, sizeof c->f.mrope_section);
         if (pkv_fused_check((pkv_op)op, &c->f) != PKV_OK) c->f = was;
     }
-    fz_gpu_one_multiprocessor((int)(mode >> 1));
 }
 
 /* The fused ops' cos/sin table for this input: none, or one bound from the input (read
@@ -173,7 +158,7 @@ static void rope_table(fz *f, int op, pkvi_case *c)
 {
     pkv_cuda *h = fz_gpu();
     uint32_t len = fz_bool(f) ? (uint32_t)fz_range(f, 1, 4096) : 0;
-    launch_view(f, op, c);
+    many_waves(op, c); /* before the table: it is built for the case's rotary_dim */
     for (int i = 0; len && i < 3; i++)
         if (i == 0 || c->pos[i] != c->pos[0])
             for (uint32_t t = 0; t < c->f.num_tokens; t++)
@@ -200,34 +185,16 @@ static int run_op(int op, const uint8_t *data, size_t size)
     return 0;
 }
 
-int fz_write_bf16(const uint8_t *d, size_t n)
-{
-    return run_op(PKV_OP_WRITE_BF16, d, n);
-}
-int fz_write_v_bf16(const uint8_t *d, size_t n)
-{
-    return run_op(PKV_OP_WRITE_V_BF16, d, n);
-}
-int fz_write_fp8(const uint8_t *d, size_t n)
-{
-    return run_op(PKV_OP_WRITE_FP8, d, n);
-}
-int fz_fused_bf16(const uint8_t *d, size_t n)
-{
-    return run_op(PKV_OP_FUSED_BF16, d, n);
-}
+int fz_write_bf16(const uint8_t *d, size_t n) { return run_op(PKV_OP_WRITE_BF16, d, n); }
+int fz_write_v_bf16(const uint8_t *d, size_t n) { return run_op(PKV_OP_WRITE_V_BF16, d, n); }
+int fz_write_fp8(const uint8_t *d, size_t n) { return run_op(PKV_OP_WRITE_FP8, d, n); }
+int fz_fused_bf16(const uint8_t *d, size_t n) { return run_op(PKV_OP_FUSED_BF16, d, n); }
 int fz_fused_mrope_bf16(const uint8_t *d, size_t n)
 {
     return run_op(PKV_OP_FUSED_MROPE_BF16, d, n);
 }
-int fz_fused_fp8_k(const uint8_t *d, size_t n)
-{
-    return run_op(PKV_OP_FUSED_FP8_K, d, n);
-}
-int fz_fused_fp8_kv(const uint8_t *d, size_t n)
-{
-    return run_op(PKV_OP_FUSED_FP8_KV, d, n);
-}
+int fz_fused_fp8_k(const uint8_t *d, size_t n) { return run_op(PKV_OP_FUSED_FP8_K, d, n); }
+int fz_fused_fp8_kv(const uint8_t *d, size_t n) { return run_op(PKV_OP_FUSED_FP8_KV, d, n); }
 
 /* fill_slots: the reference against the definition and the GPU against the reference. */
 int fz_fill_slots(const uint8_t *data, size_t size)
