@@ -1,19 +1,23 @@
-// Ops 5, 7 and 8 on the device when the handle has a cos/sin table for the call and an item
+// The fused ops on the device when the handle has a cos/sin table for the call and an item
 // (token, head) is a power-of-two lane group of one warp (the launcher checks that, the
 // 16-byte alignment and 32-bit offsets of kernels/fused_vec.cu, item indices below 2^32,
-// rotary_dim % 16 == 0, at most 16 heads, and one position stream: not MRoPE). A warp takes
-// 32 / group items alone: no shared memory, no barrier. A thread owns 8 elements of an item;
-// the item's sum of squares is the normative tree over shuffles (as in fused_vec.cu); the
-// thread reads the cos and sin of its own 8 pairs from the table row of its token's position
-// (16-byte loads: the heads of a token share the row in L1), and the rotation partners, 8
-// elements of the other half, from the lane half / 8 away by shuffles. A token whose position
-// is past the table has its cos and sin computed pair by pair by each thread that needs them:
-// correct, slower (a table should cover the positions in use).
+// rotary_dim % 16 == 0 and at most 16 heads). A warp takes 32 / group items alone: no shared
+// memory, no barrier; the item's sum of squares is the normative tree over shuffles (as in
+// fused_vec.cu). A token whose position is past the table has its cos and sin computed pair by
+// pair by each thread that needs them: correct, slower (a table should cover the positions in
+// use).
 //
-// Two forms: calls of many waves load the row after the normalisation (64 registers, 4
-// blocks per multiprocessor: loaded before the tree, the row's 16 registers would spill);
-// calls that fit one wave (`_small`) load it as soon as the position arrives, so that its
-// latency overlaps the tree and the rsqrt instead of following them.
+// The 8-element form (ops 5, 7, 8; one position stream): a thread owns 8 consecutive elements
+// of an item, reads the cos and sin of its own 8 pairs from the table row of its token's
+// position (16-byte loads: the heads of a token share the row in L1), and the rotation
+// partners, 8 elements of the other half, from the lane half / 8 away by shuffles. Calls of
+// many waves load the row after the normalisation (64 registers, 4 blocks per multiprocessor:
+// loaded before the tree, the row's 16 registers would spill); calls that fit one wave
+// (`_small`) load it as soon as the position arrives, so that its latency overlaps the tree and
+// the rsqrt instead of following them.
+//
+// The halves form (below; every fused op, MRoPE included) for calls of many waves that rotate
+// the whole head.
 #include "kernels.cuh"
 #include "fused_common.cuh"
 

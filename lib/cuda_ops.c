@@ -181,17 +181,18 @@ static int warp_grid(unsigned g, uint64_t items, pkvi_plan *plan)
     return 1;
 }
 
-/* Ops 5, 7 and 8 with the handle's cos/sin table: the warp kernels (kernels/fused_warp.cu)
- * when an item of 8-element threads is a power-of-two lane group of one warp, the rotated
- * elements come in whole halves of 8, and a token has at most 16 heads; a warp per 32 / group
- * items. Not MRoPE, whose pairs take positions from three streams: a thread would read its 8
- * pairs' rows one by one (measured 45% slower at 4 x 256 than the block kernel).
- * On the H200 (65,536 tokens, with the table) the warp kernels were faster than the block
- * kernels at every geometry of the benchmark since their rotation has no branches (8 x 128
- * fused_bf16 153 against 161 us, 16 x 64 142 against 148; before that change the block
- * kernels were 2-5% faster at 8 and 16 heads). More than 16 heads was not measured
- * and keeps the block kernels, which share a token's cos/sin through shared memory.
- * Returns 0 when they do not apply. */
+/* The fused ops with the handle's cos/sin table: the warp kernels (kernels/fused_warp.cu) when
+ * an item of 8-element threads is a power-of-two lane group of one warp, the rotated elements
+ * come in whole halves of 8, and a token has at most 16 heads; a warp per 32 / group items.
+ * Calls of many waves that rotate the whole head take the halves form (16 elements per
+ * thread): on the H200 at 65,536 tokens 8-30% faster than the 8-element form for ops 5, 7
+ * and 8 (22-30% at 4 heads or more), and for MRoPE 17-23% faster than the block kernel.
+ * MRoPE takes no other warp kernel: with 8 consecutive pairs per thread read row by row it
+ * was 45% slower at 4 x 256 than the block kernel, and in one wave it keeps the block kernel
+ * too. The 8-element form beat the block kernels at every geometry of the benchmark once its
+ * rotation had no branches (8 x 128 fused_bf16 153 against 161 us, 16 x 64 142 against 148).
+ * More than 16 heads was not measured and keeps the block kernels, which share a token's
+ * cos/sin through shared memory. Returns 0 when they do not apply. */
 static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsigned epc,
                      uint64_t items, pkvk_fused_params *p, pkvi_plan *plan)
 {
