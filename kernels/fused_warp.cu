@@ -58,7 +58,9 @@ template <bool OP8, bool EARLY>
 __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
 {
     constexpr int E = 8, L = OP8 ? 4 : 8, CT = 32 / L;
-    const unsigned G = p.group, lane = threadIdx.x & 31u, j = lane & (G - 1), e0 = E * j;
+    // G is a power of two: shifts, not divisions by a run-time value (a software sequence)
+    const unsigned G = p.group, lg = __ffs(G) - 1, lane = threadIdx.x & 31u, j = lane & (G - 1),
+                   e0 = E * j;
     const unsigned nh = p.g.num_kv_heads, hd = p.g.head_dim, half = p.rotary_dim / 2;
     const unsigned chunks = G / CT;
     const bool in_head = e0 < hd, rotated = e0 < p.rotary_dim, first = e0 < half;
@@ -66,7 +68,7 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     const unsigned partner = rotated ? (first ? lane + half / E : lane - half / E) : lane;
     // item indices fit 32 bits (the launcher's rule)
     const unsigned item =
-        (blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u) * (32u / G) + lane / G;
+        (blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u) * (32u >> lg) + (lane >> lg);
     const bool live = item < p.num_tokens * nh;
     const unsigned t = live ? pkvk_div32_q(item, p.div_heads) : 0u;
     const unsigned h = live ? item - t * nh : 0u;
@@ -170,10 +172,11 @@ template <bool OP8, bool MROPE>
 __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &p)
 {
     constexpr int L = OP8 ? 4 : 8, CT = 32 / L;
-    const unsigned G = p.group, lane = threadIdx.x & 31u, j = lane & (G - 1), e0 = 8 * j;
+    const unsigned G = p.group, lg = __ffs(G) - 1, lane = threadIdx.x & 31u, j = lane & (G - 1),
+                   e0 = 8 * j;
     const unsigned nh = p.g.num_kv_heads, hd = p.g.head_dim, half = hd / 2;
     const unsigned item =
-        (blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u) * (32u / G) + lane / G;
+        (blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u) * (32u >> lg) + (lane >> lg);
     const bool live = item < p.num_tokens * nh;
     const unsigned t = live ? pkvk_div32_q(item, p.div_heads) : 0u;
     const unsigned h = live ? item - t * nh : 0u;
