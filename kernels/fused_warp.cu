@@ -26,14 +26,35 @@
  * spills, were 10-17% slower; 5 and 6 blocks, 88-144 bytes of spills, 18-54% slower) */
 #define PKVK_WARP_BLOCKS 4
 
-// cos and sin of the pairs pr0 .. pr0 + 7 at position pos (0 when the thread rotates nothing)
-__device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool rotated, unsigned pos,
-                                             unsigned pr0, float *c, float *s)
+// The position of pair pr: the token's, or (MRoPE) its stream's (pkvi_mrope_stream)
+template <bool MROPE>
+__device__ __forceinline__ unsigned pkvk_pair_pos(const pkvk_fused_params &p, const unsigned *pt,
+                                                  unsigned pr)
 {
-    if (rotated && pos < p.cs_len) {
-        const float *row = pkvk_rope_row(p, pos);
-        const float4 *cr = (const float4 *)(row + pr0),
-                     *sr = (const float4 *)(row + p.rotary_dim / 2 + pr0);
+    if (!MROPE) return pt[0];
+    const int st = pkvi_mrope_stream(pr, p.section);
+    return st == 0 ? pt[0] : st == 1 ? pt[1] : pt[2];
+}
+
+// cos and sin of the pairs pr0 .. pr0 + 7 of a token at positions pt (one, or three streams for
+// MRoPE): from the table when it holds every position (one row: 16-byte loads; MRoPE: each
+// pair from its stream's row), else computed pair by pair; 0 when the thread rotates nothing
+template <bool MROPE>
+__device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool rotated,
+                                             const unsigned *pt, unsigned pr0, float *c, float *s)
+{
+    const unsigned half = p.rotary_dim / 2;
+    const bool in = pt[0] < p.cs_len && (!MROPE || (pt[1] < p.cs_len && pt[2] < p.cs_len));
+    if (rotated && in && MROPE) {
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const float *row = pkvk_rope_row(p, pkvk_pair_pos<MROPE>(p, pt, pr0 + k));
+            c[k] = row[pr0 + k];
+            s[k] = row[half + pr0 + k];
+        }
+    } else if (rotated && in) {
+        const float *row = pkvk_rope_row(p, pt[0]);
+        const float4 *cr = (const float4 *)(row + pr0), *sr = (const float4 *)(row + half + pr0);
         const float4 c0 = cr[0], c1 = cr[1], s0 = sr[0], s1 = sr[1];
         c[0] = c0.x, c[1] = c0.y, c[2] = c0.z, c[3] = c0.w;
         c[4] = c1.x, c[5] = c1.y, c[6] = c1.z, c[7] = c1.w;
@@ -43,7 +64,7 @@ __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool ro
         float cf[8], sf[8];
 #pragma unroll 1
         for (unsigned k = 0; k < 8; k++)
-            pkvk_rope_cs(p, pos, pr0 + k, &sf[k], &cf[k]);
+            pkvk_rope_cs(p, pkvk_pair_pos<MROPE>(p, pt, pr0 + k), pr0 + k, &sf[k], &cf[k]);
 #pragma unroll
         for (int k = 0; k < 8; k++)
             c[k] = cf[k], s[k] = sf[k];
@@ -84,7 +105,7 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
         wr = *(const uint4 *)((const unsigned short *)p.weight + e0);
     }
     float c[E], s[E];
-    if (EARLY) pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
+    if (EARLY) pkvk_warp_cs<false>(p, rotated && live, &pos, pr0, c, s);
     float x[E], wt[E], leaf[L];
     pkvk_unpack8(xr, x);
     pkvk_unpack8(wr, wt);
@@ -97,7 +118,7 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     const float rms = pkvi_rsqrt_cr(__fadd_rn(pkvk_mean(p, sum), p.eps));
     float own[E], y[E];
     pkvk_normed<OP8, E>(x, wt, rms, own);
-    if (!EARLY) pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
+    if (!EARLY) pkvk_warp_cs<false>(p, rotated && live, &pos, pr0, c, s);
         // x0 c - x1 s below half, x1 c + x0 s above, as one expression with selects: the lanes of
         // both halves share a warp, and branches on `first` ran both sides one after the other
 #pragma unroll
@@ -137,37 +158,6 @@ PKVK_FUSED_WARP_KERNEL(pkvk_fused_fp8_kv_warp, true)
 // (indices, slot, rsqrt) is spread over twice the bytes. Each half is whole chunks: the chunk
 // trees run per half as in the 8-element form; the chunk butterfly's top level, chunk c with
 // c + chunks / 2, adds the thread's two halves, the lower levels shuffle.
-// cos and sin of the MRoPE pairs pr0 .. pr0 + 7 of a token whose three streams' positions are
-// pt (each pair's stream, pkvi_mrope_stream, picks its row)
-__device__ __forceinline__ void pkvk_mrope_cs(const pkvk_fused_params &p, bool live,
-                                              const unsigned *pt, unsigned pr0, float *c, float *s)
-{
-    const unsigned half = p.rotary_dim / 2;
-    if (live && pt[0] < p.cs_len && pt[1] < p.cs_len && pt[2] < p.cs_len) {
-#pragma unroll
-        for (int k = 0; k < 8; k++) {
-            const int st = pkvi_mrope_stream(pr0 + k, p.section);
-            const float *row = pkvk_rope_row(p, st == 0 ? pt[0] : st == 1 ? pt[1] : pt[2]);
-            c[k] = row[pr0 + k];
-            s[k] = row[half + pr0 + k];
-        }
-    } else if (live) {
-        float cf[8], sf[8];
-#pragma unroll 1
-        for (unsigned k = 0; k < 8; k++) {
-            const int st = pkvi_mrope_stream(pr0 + k, p.section);
-            pkvk_rope_cs(p, st == 0 ? pt[0] : st == 1 ? pt[1] : pt[2], pr0 + k, &sf[k], &cf[k]);
-        }
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            c[k] = cf[k], s[k] = sf[k];
-    } else {
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            c[k] = s[k] = 0.0f;
-    }
-}
-
 template <bool OP8, bool MROPE>
 __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &p)
 {
@@ -223,10 +213,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
 #pragma unroll
     for (int u = 0; u < 2; u++)
         pkvk_normed<OP8, 8>(x[u], wt[u], rms, own[u]);
-    if (MROPE)
-        pkvk_mrope_cs(p, live, pt, e0, c, s);
-    else
-        pkvk_warp_cs(p, live, pt[0], e0, c, s);
+    pkvk_warp_cs<MROPE>(p, live, pt, e0, c, s);
 #pragma unroll
     for (int k = 0; k < 8; k++) {
         y[0][k] = __fsub_rn(__fmul_rn(own[0][k], c[k]), __fmul_rn(own[1][k], s[k]));
