@@ -75,6 +75,28 @@ __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool ro
     }
 }
 
+// A thread's item (token t, head h) in the warp kernels: lane groups of 2^lg lanes, 32 / 2^lg
+// items per warp; item indices fit 32 bits (the launcher's rule). Its slot is read at once.
+struct pkvk_warp_item {
+    unsigned t, h;
+    bool live;
+    long long slot;
+};
+
+__device__ __forceinline__ pkvk_warp_item pkvk_warp_item_of(const pkvk_fused_params &p,
+                                                            unsigned lane, unsigned lg)
+{
+    const unsigned nh = p.g.num_kv_heads;
+    const unsigned item =
+        (blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u) * (32u >> lg) + (lane >> lg);
+    pkvk_warp_item it;
+    it.live = item < p.num_tokens * nh;
+    it.t = it.live ? pkvk_div32_q(item, p.div_heads) : 0u;
+    it.h = it.live ? item - it.t * nh : 0u;
+    it.slot = it.live ? ((const long long *)p.slots)[it.t] : -1;
+    return it;
+}
+
 template <bool OP8, bool EARLY>
 __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
 {
@@ -82,18 +104,15 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     // G is a power of two: shifts, not divisions by a run-time value (a software sequence)
     const unsigned G = p.group, lg = __ffs(G) - 1, lane = threadIdx.x & 31u, j = lane & (G - 1),
                    e0 = E * j;
-    const unsigned nh = p.g.num_kv_heads, hd = p.g.head_dim, half = p.rotary_dim / 2;
+    const unsigned hd = p.g.head_dim, half = p.rotary_dim / 2;
     const unsigned chunks = G / CT;
     const bool in_head = e0 < hd, rotated = e0 < p.rotary_dim, first = e0 < half;
     const unsigned pr0 = first ? e0 : e0 - half;
     const unsigned partner = rotated ? (first ? lane + half / E : lane - half / E) : lane;
-    // item indices fit 32 bits (the launcher's rule)
-    const unsigned item =
-        (blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u) * (32u >> lg) + (lane >> lg);
-    const bool live = item < p.num_tokens * nh;
-    const unsigned t = live ? pkvk_div32_q(item, p.div_heads) : 0u;
-    const unsigned h = live ? item - t * nh : 0u;
-    const long long slot = live ? ((const long long *)p.slots)[t] : -1;
+    const pkvk_warp_item it = pkvk_warp_item_of(p, lane, lg);
+    const bool live = it.live;
+    const unsigned t = it.t, h = it.h;
+    const long long slot = it.slot;
     const unsigned pos = live ? ((const unsigned *)p.pos[0])[t] : 0u;
     uint4 xr = make_uint4(0, 0, 0, 0), vr = xr, wr = xr;
     if (live && in_head) {
@@ -164,13 +183,11 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     constexpr int L = OP8 ? 4 : 8, CT = 32 / L;
     const unsigned G = p.group, lg = __ffs(G) - 1, lane = threadIdx.x & 31u, j = lane & (G - 1),
                    e0 = 8 * j;
-    const unsigned nh = p.g.num_kv_heads, hd = p.g.head_dim, half = hd / 2;
-    const unsigned item =
-        (blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u) * (32u >> lg) + (lane >> lg);
-    const bool live = item < p.num_tokens * nh;
-    const unsigned t = live ? pkvk_div32_q(item, p.div_heads) : 0u;
-    const unsigned h = live ? item - t * nh : 0u;
-    const long long slot = live ? ((const long long *)p.slots)[t] : -1;
+    const unsigned hd = p.g.head_dim, half = hd / 2;
+    const pkvk_warp_item it = pkvk_warp_item_of(p, lane, lg);
+    const bool live = it.live;
+    const unsigned t = it.t, h = it.h;
+    const long long slot = it.slot;
     unsigned pt[3];
 #pragma unroll
     for (int i = 0; i < (MROPE ? 3 : 1); i++)
