@@ -173,10 +173,11 @@ PKVK_FUSED_WARP_KERNEL(pkvk_fused_fp8_kv_warp, true)
 // head_dim) and whose head is 16 x a power-of-two threads with whole chunks in each half (the
 // launcher checks): a thread owns 8 elements of the first half and the 8 elements half a head
 // further, each pair's two elements. So the rotation needs no shuffles, the thread reads only
-// its 8 pairs' cos and sin (loaded as soon as the position arrives), and the item's fixed work
-// (indices, slot, rsqrt) is spread over twice the bytes. Each half is whole chunks: the chunk
-// trees run per half as in the 8-element form; the chunk butterfly's top level, chunk c with
-// c + chunks / 2, adds the thread's two halves, the lower levels shuffle.
+// its 8 pairs' cos and sin (after the normalisation: loaded before the tree, they took 16 more
+// registers and were slower on the H200), and the item's fixed work (indices, slot, rsqrt) is
+// spread over twice the bytes. When each half is whole chunks, the chunk trees run per half as
+// in the 8-element form, the chunk butterfly's top level (chunk c with c + chunks / 2) adds the
+// thread's two halves and the lower levels shuffle; when the head is one chunk, see below.
 template <bool OP8, bool MROPE>
 __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &p)
 {
