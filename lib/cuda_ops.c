@@ -219,8 +219,8 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
         plan->kernel = PKVI_K_FUSED_MROPE_HALVES;
     } else if (fits8 && plan->grid <= (unsigned)h->sm_count) {
         /* one wave: the _small kernels, which load the table row before the tree (1 x 128 at
-         * one token on the H200: see doc/PERFORMANCE.md; the halves form was 6-24% slower
-         * there) */
+         * one token on the H200: see doc/PERFORMANCE.md; the halves form was 6-21% slower
+         * there in graph replays) */
         plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_WARP_SMALL : PKVI_K_FUSED_WARP_SMALL;
     } else if (halves && warp_grid(hd16, items, plan)) {
         g = hd16;
