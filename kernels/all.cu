@@ -7,6 +7,7 @@
 #include "fused_fp8_kv.cu"
 #include "fused_vec.cu"
 #include "fused_warp.cu"
+#include "fused_halves.cu"
 #include "convert.cu"
 #include "numerics.cu"
 #include "rope_table.cu"

@@ -93,19 +93,31 @@ template <bool OP8, int L> __device__ __forceinline__ void pkvk_leaves(const flo
                 : __fmul_rn(x[k], x[k]);
 }
 
-// RN(RN(x * rms) * RN(1 + w)) of E elements; op 8 rounds them to BF16 (held exactly as floats).
+// RN(RN(x * rms) * w1) of E elements, w1 = RN(1 + w); op 8 rounds them to BF16 (held exactly
+// as floats).
 template <bool OP8, int E>
-__device__ __forceinline__ void pkvk_normed(const float *x, const float *wt, float rms, float *own)
+__device__ __forceinline__ void pkvk_normed1(const float *x, const float *w1, float rms, float *own)
 {
 #pragma unroll
     for (int k = 0; k < E; k++) {
-        own[k] = __fmul_rn(__fmul_rn(x[k], rms), __fadd_rn(1.0f, wt[k]));
+        own[k] = __fmul_rn(__fmul_rn(x[k], rms), w1[k]);
         if (OP8 && k % 2) {
             unsigned b = pkvk_bf16x2(own[k - 1], own[k]);
             own[k - 1] = pkvi_bf16_to_f32((unsigned short)b);
             own[k] = pkvi_bf16_to_f32((unsigned short)(b >> 16));
         }
     }
+}
+
+// The same from the weights w
+template <bool OP8, int E>
+__device__ __forceinline__ void pkvk_normed(const float *x, const float *wt, float rms, float *own)
+{
+    float w1[E];
+#pragma unroll
+    for (int k = 0; k < E; k++)
+        w1[k] = __fadd_rn(1.0f, wt[k]);
+    pkvk_normed1<OP8, E>(x, w1, rms, own);
 }
 
 // Store 8 rotated K elements, unit q of 8 from element offset o (a multiple of 8) of the K pool

@@ -16,8 +16,8 @@
 // (`_small`) load it as soon as the position arrives, so that its latency overlaps the tree and
 // the rsqrt instead of following them.
 //
-// The halves form (below; every fused op, MRoPE included) for calls of many waves that rotate
-// the whole head.
+// The halves form (fused_halves.cu; every fused op, MRoPE included) for calls of many waves
+// that rotate the whole head.
 #include "kernels.cuh"
 #include "fused_common.cuh"
 
@@ -168,98 +168,3 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
 
 PKVK_FUSED_WARP_KERNEL(pkvk_fused_warp, false)
 PKVK_FUSED_WARP_KERNEL(pkvk_fused_fp8_kv_warp, true)
-
-// The halves form, for calls of many waves whose rotation covers the whole head (rotary_dim ==
-// head_dim) and whose head is 16 x a power-of-two threads with whole chunks in each half (the
-// launcher checks): a thread owns 8 elements of the first half and the 8 elements half a head
-// further, each pair's two elements. So the rotation needs no shuffles, the thread reads only
-// its 8 pairs' cos and sin (after the normalisation: loaded before the tree, they took 16 more
-// registers and were slower on the H200), and the item's fixed work (indices, slot, rsqrt) is
-// spread over twice the bytes. When each half is whole chunks, the chunk trees run per half as
-// in the 8-element form, the chunk butterfly's top level (chunk c with c + chunks / 2) adds the
-// thread's two halves and the lower levels shuffle; when the head is one chunk, see below.
-template <bool OP8, bool MROPE>
-__device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &p)
-{
-    constexpr int L = OP8 ? 4 : 8, CT = 32 / L;
-    const unsigned G = p.group, lg = __ffs(G) - 1, lane = threadIdx.x & 31u, j = lane & (G - 1),
-                   e0 = 8 * j;
-    const unsigned hd = p.g.head_dim, half = hd / 2;
-    const pkvk_warp_item it = pkvk_warp_item_of(p, lane, lg);
-    const bool live = it.live;
-    const unsigned t = it.t, h = it.h;
-    const long long slot = it.slot;
-    unsigned pt[3];
-#pragma unroll
-    for (int i = 0; i < (MROPE ? 3 : 1); i++)
-        pt[i] = live ? ((const unsigned *)p.pos[i])[t] : 0u;
-    uint4 xr[2], vr[2], wr[2];
-#pragma unroll
-    for (int u = 0; u < 2; u++) {
-        xr[u] = vr[u] = wr[u] = make_uint4(0, 0, 0, 0);
-        if (live) {
-            xr[u] = *(const uint4 *)((const unsigned short *)p.key +
-                                     pkvk_src_offset(t, p.k_stride, h * hd + e0 + u * half));
-            if (OP8)
-                vr[u] = *(const uint4 *)((const unsigned short *)p.value +
-                                         pkvk_src_offset(t, p.v_stride, h * hd + e0 + u * half));
-            wr[u] = *(const uint4 *)((const unsigned short *)p.weight + e0 + u * half);
-        }
-    }
-    float c[8], s[8];
-    float x[2][8], wt[2][8], own[2][8], leaf[2][L], total;
-#pragma unroll
-    for (int u = 0; u < 2; u++) {
-        pkvk_unpack8(xr[u], x[u]);
-        pkvk_unpack8(wr[u], wt[u]);
-        pkvk_leaves<OP8, L>(x[u], leaf[u]);
-    }
-    if (G * L >= 32) {
-        total = __fadd_rn(pkvk_chunk_tree<L>(leaf[0]), pkvk_chunk_tree<L>(leaf[1]));
-        for (unsigned off = G / CT >> 1; off; off >>= 1) // chunks of the first half, chunk xor off
-            total = __fadd_rn(total, __shfl_xor_sync(0xffffffffu, total, off * CT));
-    } else {
-        // one chunk, its two halves 16 leaves apart: the lane butterfly's first level (leaf i
-        // with leaf i ^ 16) adds the thread's own leaves, the rest runs as a 16-leaf chunk
-#pragma unroll
-        for (int k = 0; k < L; k++)
-            leaf[0][k] = __fadd_rn(leaf[0][k], leaf[1][k]);
-        total = pkvk_chunk_tree<L, 8>(leaf[0]);
-    }
-    const float rms = pkvi_rsqrt_cr(__fadd_rn(pkvk_mean(p, total), p.eps));
-    float y[2][8];
-#pragma unroll
-    for (int u = 0; u < 2; u++)
-        pkvk_normed<OP8, 8>(x[u], wt[u], rms, own[u]);
-    pkvk_warp_cs<MROPE>(p, live, pt, e0, c, s);
-#pragma unroll
-    for (int k = 0; k < 8; k++) {
-        y[0][k] = __fsub_rn(__fmul_rn(own[0][k], c[k]), __fmul_rn(own[1][k], s[k]));
-        y[1][k] = __fadd_rn(__fmul_rn(own[1][k], c[k]), __fmul_rn(own[0][k], s[k]));
-        if (OP8) {
-            const unsigned b = pkvk_bf16x2(y[0][k], y[1][k]);
-            y[0][k] = pkvi_bf16_to_f32((unsigned short)b);
-            y[1][k] = pkvi_bf16_to_f32((unsigned short)(b >> 16));
-        }
-    }
-    const int kind = pkvi_slot_kind(slot, p.g.num_slots);
-    if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)
-        atomicAdd((unsigned long long *)p.oob, 1ull);
-    if (kind != PKVI_SLOT_OK) return;
-    const uint64_t o = pkvk_row_offset(p, slot) + h * hd + e0; // a multiple of 8
-    pkvk_store8<OP8>(p, o, 0, y[0], vr[0]);
-    pkvk_store8<OP8>(p, o, G, y[1], vr[1]);
-}
-
-// ops 5 and 7 at 3 blocks per multiprocessor (74-78 registers), op 8 at 4 (64 registers, 24
-// bytes of spills): the faster of 3 and 4 for each on the H200
-#define PKVK_FUSED_HALVES_KERNEL(name, op8, mrope, blocks)                                         \
-    extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, blocks)                        \
-        name(const pkvk_fused_params p)                                                            \
-    {                                                                                              \
-        pkvk_fused_halves_body<op8, mrope>(p);                                                     \
-    }
-
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves, false, false, 3)
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves, false, true, 3)
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves, true, false, 4)

@@ -10,6 +10,10 @@
 
 #define PKVK_MAX_PAIRS 256 /* PKV_MAX_FUSED_HEAD_DIM / 2 */
 
+/* The halves kernels' blocks per multiprocessor (their launch bounds): their grid is one wave
+ * of that many blocks per multiprocessor at most (kernels/fused_halves.cu) */
+#define PKVK_HALVES_BLOCKS_PER_SM 4
+
 typedef struct pkvk_geom {
     uint64_t num_slots;    /* num_blocks * block_size */
     uint64_t block_stride; /* resolved */

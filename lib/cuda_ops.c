@@ -181,6 +181,13 @@ static int warp_grid(unsigned g, uint64_t items, pkvi_plan *plan)
     return 1;
 }
 
+/* The halves kernels loop over their tiles: one wave of blocks at most */
+static void halves_wave(const pkv_cuda *h, pkvi_plan *plan)
+{
+    uint64_t wave = (uint64_t)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM;
+    if (plan->grid > wave) plan->grid = (unsigned)wave;
+}
+
 /* The fused ops with the handle's cos/sin table: the warp kernels (kernels/fused_warp.cu) when
  * an item of 8-element threads is a power-of-two lane group of one warp, the rotated elements
  * come in whole halves of 8, and a token has at most 16 heads; a warp per 32 / group items.
@@ -217,6 +224,7 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
             return 0;
         g = hd16;
         plan->kernel = PKVI_K_FUSED_MROPE_HALVES;
+        halves_wave(h, plan);
     } else if (fits8 && plan->grid <= (unsigned)h->sm_count) {
         /* one wave: the _small kernels, which load the table row before the tree (1 x 128 at
          * one token on the H200: see doc/PERFORMANCE.md; the halves form was 6-21% slower
@@ -225,6 +233,7 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
     } else if (halves && warp_grid(hd16, items, plan)) {
         g = hd16;
         plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_HALVES : PKVI_K_FUSED_HALVES;
+        halves_wave(h, plan);
     } else if (fits8) {
         warp_grid(g, items, plan);
         plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_WARP : PKVI_K_FUSED_WARP;
