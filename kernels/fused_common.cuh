@@ -44,20 +44,33 @@ __device__ __forceinline__ float pkvk_rotate(float o, float pv, float c, float s
     return __fadd_rn(__fmul_rn(o, c), __fmul_rn(pv, first ? -s : s));
 }
 
+__host__ __device__ constexpr int pkvk_log2(int n)
+{
+    return n > 1 ? 1 + pkvk_log2(n / 2) : 0;
+}
+
+// v[k] += v[k + OFF] for k < OFF, then OFF / 2 .. 1: the in-lane levels of the tree (a
+// recursion, so that every level is unrolled: with loops, 16 leaves per lane stayed in local
+// memory)
+template <int OFF> __device__ __forceinline__ void pkvk_fold(float *v)
+{
+#pragma unroll
+    for (int k = 0; k < OFF; k++)
+        v[k] = __fadd_rn(v[k], v[k + OFF]);
+    if constexpr (OFF > 1) pkvk_fold<OFF / 2>(v);
+}
+
 // The lane butterfly of a 32-leaf chunk whose lanes hold L consecutive leaves each, from level
 // `top` down (top 8: a chunk folded to 16 leaves by its first level)
 template <int L, int top = 16> __device__ __forceinline__ float pkvk_chunk_tree(float *v)
 {
+    constexpr int lanes = top >= L ? pkvk_log2(top / L) + 1 : 0;
 #pragma unroll
-    for (int off = top; off >= L; off >>= 1)
+    for (int i = 0; i < lanes; i++)
 #pragma unroll
         for (int k = 0; k < L; k++)
-            v[k] = __fadd_rn(v[k], __shfl_xor_sync(0xffffffffu, v[k], off / L));
-#pragma unroll
-    for (int off = L / 2; off; off >>= 1)
-#pragma unroll
-        for (int k = 0; k < off; k++)
-            v[k] = __fadd_rn(v[k], v[k + off]);
+            v[k] = __fadd_rn(v[k], __shfl_xor_sync(0xffffffffu, v[k], (top >> i) / L));
+    if constexpr (L > 1) pkvk_fold<L / 2>(v);
     return v[0];
 }
 

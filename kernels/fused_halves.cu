@@ -21,8 +21,6 @@
 #include "kernels.cuh"
 #include "fused_common.cuh"
 
-#define PKVK_HALVES_STAGES 2
-
 // A 16-byte global -> shared copy, or (copy false) 16 zero bytes and no global read
 __device__ __forceinline__ void pkvk_cp_async16_z(void *smem, const void *gmem, bool copy)
 {
@@ -49,8 +47,8 @@ __device__ __forceinline__ uint4 pkvk_lds128(const uint4 *a)
     return v;
 }
 
-// A tile's item of this lane, and whether it is one of the call's (tile < tiles first: past
-// the last tile, tile * ipw may not fit 32 bits)
+// This lane's item of a tile: whether it is one of the call's (tile < tiles first: past the
+// last tile, tile * ipw may not fit 32 bits), and the item
 __device__ __forceinline__ bool pkvk_halves_live(unsigned tile, unsigned tiles, unsigned ipw,
                                                  unsigned sub, unsigned total, unsigned *item)
 {
@@ -58,65 +56,68 @@ __device__ __forceinline__ bool pkvk_halves_live(unsigned tile, unsigned tiles, 
     return tile < tiles && *item < total;
 }
 
-// Copy the K (and V) elements of this lane's item into its slots of a stage: unit u of 16 bytes
-// at st[u * 32 + lane] (units 0, 1: K's two halves; 2, 3: V's), then commit the group
-template <bool OP8>
+// Copy the K (and V) elements of this lane's item into its slots of a stage: 16-byte unit b of
+// half hf, elements 8 (b G + j) .. of the half (consecutive lanes, consecutive units: whole
+// sectors), at st[(hf B + b) * 32 + lane], V's 2 B units further; then commit the group
+template <bool OP8, int B>
 __device__ __forceinline__ void pkvk_halves_issue(const pkvk_fused_params &p, uint4 *st,
                                                   unsigned item, bool live, unsigned lane,
-                                                  unsigned e0)
+                                                  unsigned j, unsigned G)
 {
     const unsigned nh = p.g.num_kv_heads, hd = p.g.head_dim, half = hd / 2;
     const unsigned t = live ? pkvk_div32_q(item, p.div_heads) : 0u, h = live ? item - t * nh : 0u;
 #pragma unroll
-    for (int u = 0; u < 2; u++) {
-        const unsigned e = h * hd + e0 + u * half;
+    for (int u = 0; u < 2 * B; u++) {
+        const unsigned e = h * hd + (u / B) * half + 8 * ((u % B) * G + j);
         pkvk_cp_async16_z(&st[u * 32 + lane],
                           (const unsigned short *)p.key + pkvk_src_offset(t, p.k_stride, e), live);
         if (OP8)
-            pkvk_cp_async16_z(&st[(2 + u) * 32 + lane],
+            pkvk_cp_async16_z(&st[(2 * B + u) * 32 + lane],
                               (const unsigned short *)p.value + pkvk_src_offset(t, p.v_stride, e),
                               live);
     }
     pkvk_cp_async_commit();
 }
 
-// A tile's positions (one, or three streams for MRoPE) and slot for this lane's item
-template <bool MROPE> struct pkvk_halves_meta {
-    unsigned pos[MROPE ? 3 : 1];
+// A tile's position and slot for this lane's item
+struct pkvk_halves_meta {
+    unsigned pos[1];
     long long slot;
 };
 
-template <bool MROPE>
-__device__ __forceinline__ pkvk_halves_meta<MROPE> pkvk_halves_meta_of(const pkvk_fused_params &p,
-                                                                       unsigned item, bool live)
+__device__ __forceinline__ pkvk_halves_meta pkvk_halves_meta_of(const pkvk_fused_params &p,
+                                                                unsigned item, bool live)
 {
-    pkvk_halves_meta<MROPE> m;
+    pkvk_halves_meta m;
     const unsigned t = live ? pkvk_div32_q(item, p.div_heads) : 0u;
-#pragma unroll
-    for (int i = 0; i < (MROPE ? 3 : 1); i++)
-        m.pos[i] = live ? ((const unsigned *)p.pos[i])[t] : 0u;
+    m.pos[0] = live ? ((const unsigned *)p.pos[0])[t] : 0u;
     m.slot = live ? ((const long long *)p.slots)[t] : -1;
     return m;
 }
 
-template <bool OP8, bool MROPE>
+// E elements of each half per lane (8: op 8; 16: ops 5-7), B = E / 8 units of 8. The tree
+// takes each lane's E consecutive elements of each half (chunk trees of fewer shuffles when E
+// is 16); the normalisation, rotation and stores take units b G + j (whole sectors), so a
+// lane's slots are read by others in the tree when B > 1: a warp barrier after the copies
+// arrive and before they are overwritten.
+template <bool OP8, int E>
 __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &p)
 {
-    constexpr int L = OP8 ? 4 : 8, CT = 32 / L, U = OP8 ? 4 : 2, S = PKVK_HALVES_STAGES;
+    constexpr int B = E / 8, L = OP8 ? E / 2 : E, CT = 32 / L, U = OP8 ? 4 * B : 2 * B;
     constexpr unsigned W = PKVK_WARP_THREADS / 32;
-    __shared__ uint4 stages[W][S][U * 32];
-    __shared__ float4 w1[4][32]; // 1 + w of lane j's elements e0 .. e0 + 3, e0 + 4 .., and half on
+    __shared__ uint4 stages[W][2][U * 32];
+    __shared__ float4 w1[4 * B][32]; // 1 + w: row hf 2B + 2b + k of lane j's unit b G + j
     const unsigned G = p.group, lg = __ffs(G) - 1, lane = threadIdx.x & 31u, j = lane & (G - 1),
-                   e0 = 8 * j, sub = lane >> lg, wid = threadIdx.x / 32u;
+                   sub = lane >> lg, wid = threadIdx.x / 32u;
     const unsigned hd = p.g.head_dim, half = hd / 2, nh = p.g.num_kv_heads;
     // item indices fit 32 bits, with a grid's warps of tiles to spare (the launcher)
     const unsigned total = p.num_tokens * nh, ipw = 32u >> lg,
                    tiles = (total + ipw - 1) >> (5 - lg);
     const unsigned nw = gridDim.x * (blockDim.x / 32u);
-    if (threadIdx.x < 4 * G) {
-        const unsigned q = threadIdx.x >> lg, jj = threadIdx.x & (G - 1);
-        const uint2 wr = *(const uint2 *)((const unsigned short *)p.weight + (q >> 1) * half +
-                                          8 * jj + (q & 1) * 4);
+    if (threadIdx.x < 4 * B * G) {
+        const unsigned q = threadIdx.x >> lg, jj = threadIdx.x & (G - 1), r = q % (2 * B);
+        const uint2 wr = *(const uint2 *)((const unsigned short *)p.weight + (q / (2 * B)) * half +
+                                          8 * ((r / 2) * G + jj) + (r % 2) * 4);
         w1[q][jj] = make_float4(__fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)wr.x)),
                                 __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)(wr.x >> 16))),
                                 __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)wr.y)),
@@ -124,89 +125,107 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     }
     __syncthreads();
     unsigned tile = blockIdx.x * (blockDim.x / 32u) + wid, item;
-    bool live;
-#pragma unroll
-    for (int s = 0; s < S - 1; s++) {
-        live = pkvk_halves_live(tile + s * nw, tiles, ipw, sub, total, &item);
-        pkvk_halves_issue<OP8>(p, stages[wid][s], item, live, lane, e0);
-    }
-    live = pkvk_halves_live(tile, tiles, ipw, sub, total, &item);
-    pkvk_halves_meta<MROPE> m0 = pkvk_halves_meta_of<MROPE>(p, item, live);
+    bool live = pkvk_halves_live(tile, tiles, ipw, sub, total, &item);
+    pkvk_halves_issue<OP8, B>(p, stages[wid][0], item, live, lane, j, G);
+    pkvk_halves_meta m0 = pkvk_halves_meta_of(p, item, live);
     live = pkvk_halves_live(tile + nw, tiles, ipw, sub, total, &item);
-    pkvk_halves_meta<MROPE> m1 = pkvk_halves_meta_of<MROPE>(p, item, live);
-    for (unsigned stage = 0; tile < tiles; tile += nw, stage = stage + 1 == S ? 0 : stage + 1) {
-        {
-            const unsigned ahead = stage + S - 1 >= S ? stage - 1 : stage + S - 1;
-            live = pkvk_halves_live(tile + (S - 1) * nw, tiles, ipw, sub, total, &item);
-            pkvk_halves_issue<OP8>(p, stages[wid][ahead], item, live, lane, e0);
-        }
+    pkvk_halves_meta m1 = pkvk_halves_meta_of(p, item, live);
+    for (unsigned stage = 0; tile < tiles; tile += nw, stage ^= 1u) {
+        if (B > 1) __syncwarp(); // the other stage's slots: read by the last tree
+        live = pkvk_halves_live(tile + nw, tiles, ipw, sub, total, &item);
+        pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], item, live, lane, j, G);
         live = pkvk_halves_live(tile, tiles, ipw, sub, total, &item);
         const unsigned h = live ? item - pkvk_div32_q(item, p.div_heads) * nh : 0u;
         float c[8], s[8];
-        pkvk_warp_cs<MROPE>(p, live, m0.pos, e0, c, s);
-        pkvk_cp_async_wait_n<S - 1>();
+        pkvk_warp_cs<false>(p, live, m0.pos, 8 * j, c, s);
+        pkvk_cp_async_wait_n<1>();
+        if (B > 1) __syncwarp(); // every lane's copies of this stage have arrived
         const uint4 *cur = stages[wid][stage];
-        float x[2][8], own[2][8], leaf[2][L], sum;
-#pragma unroll
-        for (int u = 0; u < 2; u++) {
-            pkvk_unpack8(pkvk_lds128(&cur[u * 32 + lane]), x[u]);
-            pkvk_leaves<OP8, L>(x[u], leaf[u]);
-        }
+        float sum;
         if (G * L >= 32) {
-            sum = __fadd_rn(pkvk_chunk_tree<L>(leaf[0]), pkvk_chunk_tree<L>(leaf[1]));
+            float part[2];
+#pragma unroll
+            for (int hf = 0; hf < 2; hf++) {
+                float x[8], leaf[L];
+#pragma unroll
+                for (int b = 0; b < B; b++) { // unit j B + b of the half: lane's unit q / G
+                    const unsigned q = j * B + b;
+                    pkvk_unpack8(
+                        pkvk_lds128(&cur[(hf * B + (q >> lg)) * 32 + sub * G + (q & (G - 1))]), x);
+                    pkvk_leaves<OP8, L / B>(x, &leaf[b * (L / B)]);
+                }
+                part[hf] = pkvk_chunk_tree<L>(leaf);
+            }
+            sum = __fadd_rn(part[0], part[1]);
             for (unsigned off = G / CT >> 1; off; off >>= 1) // chunks of the first half
                 sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, off * CT));
         } else {
             // one chunk, its two halves 16 leaves apart: the lane butterfly's first level (leaf
             // i with leaf i ^ 16) adds the thread's own leaves, the rest runs as a 16-leaf chunk
+            // (G is 1 when B is 2: every unit is the lane's own)
+            float x[8], leaf[L], l1[L / B];
 #pragma unroll
-            for (int k = 0; k < L; k++)
-                leaf[0][k] = __fadd_rn(leaf[0][k], leaf[1][k]);
-            sum = pkvk_chunk_tree<L, 8>(leaf[0]);
+            for (int b = 0; b < B; b++) {
+                pkvk_unpack8(pkvk_lds128(&cur[b * 32 + lane]), x);
+                pkvk_leaves<OP8, L / B>(x, &leaf[b * (L / B)]);
+                pkvk_unpack8(pkvk_lds128(&cur[(B + b) * 32 + lane]), x);
+                pkvk_leaves<OP8, L / B>(x, l1);
+#pragma unroll
+                for (int k = 0; k < L / B; k++)
+                    leaf[b * (L / B) + k] = __fadd_rn(leaf[b * (L / B) + k], l1[k]);
+            }
+            sum = pkvk_chunk_tree<L, 8>(leaf);
         }
         const float rms = pkvi_rsqrt_cr(__fadd_rn(pkvk_mean(p, sum), p.eps));
+        const int kind = pkvi_slot_kind(m0.slot, p.g.num_slots);
 #pragma unroll
-        for (int u = 0; u < 2; u++) {
-            const float4 a = w1[2 * u][j], b = w1[2 * u + 1][j];
-            const float wp[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-            pkvk_unpack8(pkvk_lds128(&cur[u * 32 + lane]), x[u]);
-            pkvk_normed1<OP8, 8>(x[u], wp, rms, own[u]);
-        }
-        float y[2][8];
+        for (int b = 0; b < B; b++) {
+            if (b) pkvk_warp_cs<false>(p, live, m0.pos, 8 * (b * G + j), c, s);
+            float own[2][8], y[2][8];
 #pragma unroll
-        for (int k = 0; k < 8; k++) {
-            y[0][k] = __fsub_rn(__fmul_rn(own[0][k], c[k]), __fmul_rn(own[1][k], s[k]));
-            y[1][k] = __fadd_rn(__fmul_rn(own[1][k], c[k]), __fmul_rn(own[0][k], s[k]));
-            if (OP8) {
-                const unsigned b = pkvk_bf16x2(y[0][k], y[1][k]);
-                y[0][k] = pkvi_bf16_to_f32((unsigned short)b);
-                y[1][k] = pkvi_bf16_to_f32((unsigned short)(b >> 16));
+            for (int hf = 0; hf < 2; hf++) {
+                const float4 w0 = w1[hf * 2 * B + 2 * b][j], w4 = w1[hf * 2 * B + 2 * b + 1][j];
+                const float wp[8] = {w0.x, w0.y, w0.z, w0.w, w4.x, w4.y, w4.z, w4.w};
+                float x[8];
+                pkvk_unpack8(pkvk_lds128(&cur[(hf * B + b) * 32 + lane]), x);
+                pkvk_normed1<OP8, 8>(x, wp, rms, own[hf]);
+            }
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                y[0][k] = __fsub_rn(__fmul_rn(own[0][k], c[k]), __fmul_rn(own[1][k], s[k]));
+                y[1][k] = __fadd_rn(__fmul_rn(own[1][k], c[k]), __fmul_rn(own[0][k], s[k]));
+                if (OP8) {
+                    const unsigned bb = pkvk_bf16x2(y[0][k], y[1][k]);
+                    y[0][k] = pkvi_bf16_to_f32((unsigned short)bb);
+                    y[1][k] = pkvi_bf16_to_f32((unsigned short)(bb >> 16));
+                }
+            }
+            if (kind == PKVI_SLOT_OK) {
+                const uint64_t o = pkvk_row_offset(p, m0.slot) + h * hd + 8 * j; // a multiple of 8
+                const uint4 z = make_uint4(0, 0, 0, 0);
+#pragma unroll
+                for (int hf = 0; hf < 2; hf++)
+                    pkvk_store8<OP8>(p, o, hf * (half / 8) + b * G, y[hf],
+                                     OP8 ? pkvk_lds128(&cur[(2 * B + hf * B + b) * 32 + lane]) : z);
             }
         }
-        const int kind = pkvi_slot_kind(m0.slot, p.g.num_slots);
         if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)
             atomicAdd((unsigned long long *)p.oob, 1ull);
-        if (kind == PKVI_SLOT_OK) {
-            const uint64_t o = pkvk_row_offset(p, m0.slot) + h * hd + e0; // a multiple of 8
-            const uint4 z = make_uint4(0, 0, 0, 0);
-            pkvk_store8<OP8>(p, o, 0, y[0], OP8 ? pkvk_lds128(&cur[2 * 32 + lane]) : z);
-            pkvk_store8<OP8>(p, o, G, y[1], OP8 ? pkvk_lds128(&cur[3 * 32 + lane]) : z);
-        }
         m0 = m1;
         live = pkvk_halves_live(tile + 2 * nw, tiles, ipw, sub, total, &item);
-        m1 = pkvk_halves_meta_of<MROPE>(p, item, live);
+        m1 = pkvk_halves_meta_of(p, item, live);
     }
     pkvk_cp_async_wait_n<0>(); // no copy in flight at exit
 }
 
-// ops 5-8 at 4 blocks per multiprocessor (the launcher's PKVI_HALVES_BLOCKS_PER_SM)
-#define PKVK_FUSED_HALVES_KERNEL(name, op8, mrope)                                                 \
+// At PKVK_HALVES_BLOCKS_PER_SM blocks per multiprocessor: 64 registers
+#define PKVK_FUSED_HALVES_KERNEL(name, op8, e)                                                     \
     extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_HALVES_BLOCKS_PER_SM)     \
         name(const pkvk_fused_params p)                                                            \
     {                                                                                              \
-        pkvk_fused_halves_body<op8, mrope>(p);                                                     \
+        pkvk_fused_halves_body<op8, e>(p);                                                         \
     }
 
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves, false, false)
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves, false, true)
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves, true, false)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves, false, 8)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16, false, 16)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves, true, 8)

@@ -16,7 +16,7 @@
 // (`_small`) load it as soon as the position arrives, so that its latency overlaps the tree and
 // the rsqrt instead of following them.
 //
-// The halves form (fused_halves.cu; every fused op, MRoPE included) for calls of many waves
+// The halves form (fused_halves.cu, fused_mrope_halves.cu) for calls of many waves
 // that rotate the whole head.
 #include "kernels.cuh"
 #include "fused_common.cuh"

@@ -206,6 +206,13 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
     unsigned g = (d->cache.head_dim + epc - 1) / epc * (epc / 8u);
     unsigned hd16 = d->cache.head_dim / 16u;
     int kv = op == PKV_OP_FUSED_FP8_KV, fits8, halves;
+    /* the halves kernels of ops 5 and 7 take 16 elements of each half per thread at 4 heads
+     * or more of 128 elements or more (on the H200 at 65,536 tokens, 8 x 128: 7% faster for
+     * fused_bf16, 20% for fused_fp8_k; 4 x 256: as fast, 16% faster; but 16 x 64: 11% slower
+     * for fused_bf16, 1 x 128: 5-7% slower), else 8 */
+    int e16 = !kv && op != PKV_OP_FUSED_MROPE_BF16 && d->cache.head_dim >= 128u &&
+              d->cache.num_kv_heads >= 4u;
+    unsigned gh = d->cache.head_dim / (e16 ? 32u : 16u);
     if (!p->cs_table || d->cache.num_kv_heads > 16u || g == 0 || g > 32u || (g & (g - 1u)) ||
         d->rotary_dim % 16u)
         return 0;
@@ -219,20 +226,20 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
         /* MRoPE only in the halves form, each pair's cos and sin read from its stream's row;
          * one wave and the 8-element form read rows pair by pair slower than the block kernel
          * shares them */
-        if (!halves || (fits8 && plan->grid <= (unsigned)h->sm_count) ||
-            !warp_grid(hd16, items, plan))
-            return 0;
         g = hd16;
-        plan->kernel = PKVI_K_FUSED_MROPE_HALVES;
-        halves_wave(h, plan);
+        if (!halves || (fits8 && plan->grid <= (unsigned)h->sm_count) || !warp_grid(g, items, plan))
+            return 0;
+        plan->kernel = PKVI_K_FUSED_MROPE_HALVES; /* one item per lane group: no loop */
     } else if (fits8 && plan->grid <= (unsigned)h->sm_count) {
         /* one wave: the _small kernels, which load the table row before the tree (1 x 128 at
          * one token on the H200: see doc/PERFORMANCE.md; the halves form was 6-21% slower
          * there in graph replays) */
         plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_WARP_SMALL : PKVI_K_FUSED_WARP_SMALL;
-    } else if (halves && warp_grid(hd16, items, plan)) {
-        g = hd16;
-        plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_HALVES : PKVI_K_FUSED_HALVES;
+    } else if (halves && warp_grid(gh, items, plan)) {
+        g = gh;
+        plan->kernel = kv    ? PKVI_K_FUSED_FP8_KV_HALVES
+                       : e16 ? PKVI_K_FUSED_HALVES16
+                             : PKVI_K_FUSED_HALVES;
         halves_wave(h, plan);
     } else if (fits8) {
         warp_grid(g, items, plan);

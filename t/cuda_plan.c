@@ -62,21 +62,37 @@ static void with_table(pkv_cuda *h)
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_VEC_TAB,
            "  MRoPE: the block kernel with the table");
     d = desc(16, 128, 65536);
-    is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES, "16 x 128, 65536 tokens: many waves");
-    ok(grid > (unsigned)h->sm_count, "  more blocks (%u) than multiprocessors", grid);
-    is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES, "  and for fused_fp8_kv");
-    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES,
+    is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES16,
+           "16 x 128, 65536 tokens: many waves, 16 elements of each half");
+    is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM,
+           "  one wave of blocks, which loop over the tiles");
+    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_HALVES16, "  and for fused_fp8_k");
+    is_int(kernel(h, kv, &d, &grid), PKVI_K_FUSED_FP8_KV_HALVES, "  fused_fp8_kv: 8 elements");
+    is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM, "  one wave of blocks");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_HALVES,
            "  MRoPE: its halves form");
+    is_int(grid, 65536 * 16 / 4 / 8, "  a lane group per item, no loop: 4 items a warp");
+    d = desc(2, 128, 65536);
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "2 x 128: 8 elements of each half");
     d.rotary_dim = 64; /* a table for another rotary_dim: the block kernel without it */
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_VEC, "  rotary_dim 64: no table");
     d = desc(17, 128, 65536);
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_VEC_TAB, "17 heads: the block kernel");
-    /* 16 heads of 8 threads (halves form), four items per warp: the last warp index plus a
-     * block's spare warps must stay below 2^32 / 32 */
+    /* the halves form's item indices: the last tile's warp index plus a block's spare warps
+     * must stay below 2^32 / 32. 16 heads of 4 threads (16 elements), 8 items a warp: */
+    d = desc(16, 128, (1u << 26) - 5u);
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES16, "2^30 - 80 items: halves form");
+    d = desc(16, 128, (1u << 26) - 4u);
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_VEC_TAB, "2^30 - 64 items: block kernel");
+    /* 16 heads of 8 threads (fused_fp8_kv; MRoPE), 4 items a warp */
     d = desc(16, 128, (1u << 25) - 3u);
-    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "2^29 - 48 items: halves form");
+    is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES,
+           "2^29 - 48 items: fused_fp8_kv halves");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES,
+           "  and MRoPE's");
     d = desc(16, 128, (1u << 25) - 2u);
-    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_VEC_TAB, "2^29 - 32 items: block kernel");
+    is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_VEC16_TAB, "2^29 - 32 items: block kernel");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_VEC_TAB, "  and MRoPE's");
     if (pkv_cuda_rope_table(h, 1e4f, 80, 1000) != PKV_OK) bail("%s", pkv_last_error());
     /* a partial rotation: 8 elements per thread, 16 threads, two items per warp */
     d = desc(8, 128, 65536);

@@ -154,9 +154,10 @@ static unsigned long long run_diff(pkv_cuda *h, int op, const pkvi_case *c)
 }
 
 /* 4 heads aligned: the warp kernels, in one wave (the _small forms) and in many (4096 tokens
- * are 512 blocks of the halves form, 1024 tokens 256 blocks of 8-element threads: more than
+ * are 256 blocks of the halves form, 1024 tokens 256 blocks of 8-element threads: more than
  * the multiprocessors of the GPUs this was written for; the test says so if not), in the
- * halves form when the whole head is rotated, else with 8 elements per thread; 32 heads
+ * halves form when the whole head is rotated (also on a grid for one multiprocessor, whose
+ * warps loop over many tiles), else with 8 elements per thread; 32 heads
  * aligned: the 16-byte block kernels; shifted by an element: the element kernels
  * (lib/cuda_ops.c chooses) */
 static void really_read(pkv_cuda *h)
@@ -168,8 +169,12 @@ static void really_read(pkv_cuda *h)
     } vs[] = {
         {4, 128, 64, 128, 0, PKVI_K_FUSED_WARP_SMALL, PKVI_K_FUSED_FP8_KV_WARP_SMALL,
          "4 heads, 64 tokens, warp kernels (one wave)"},
-        {4, 128, 4096, 128, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_FP8_KV_HALVES,
-         "4 heads, 4096 tokens, warp kernels, halves form"},
+        {4, 128, 4096, 128, 0, PKVI_K_FUSED_HALVES16, PKVI_K_FUSED_FP8_KV_HALVES,
+         "4 heads, 4096 tokens, halves form (ops 5, 7: 16 elements)"},
+        {4, 256, 2048, 256, 0, PKVI_K_FUSED_HALVES16, PKVI_K_FUSED_FP8_KV_HALVES,
+         "4 x 256, 2048 tokens, halves form (ops 5, 7: 16 elements)"},
+        {2, 128, 8192, 128, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_FP8_KV_HALVES,
+         "2 x 128, 8192 tokens, halves form (8 elements)"},
         {4, 128, 1024, 64, 0, PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP,
          "4 heads, 1024 tokens, rotary_dim 64, 8-element warp kernels"},
         {4, 128, 1024, 80, 0, PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP,
@@ -207,6 +212,14 @@ static void really_read(pkv_cuda *h)
             }
             is_int((long long)run_diff(h, op, &c), 0, "%s, %s: table of 1000 == reference",
                    pkv_op_name((pkv_op)op), kind);
+            if (want == PKVI_K_FUSED_HALVES || want == PKVI_K_FUSED_HALVES16 ||
+                want == PKVI_K_FUSED_FP8_KV_HALVES) {
+                /* a grid for one multiprocessor: every warp loops over many tiles */
+                const int sms = h->sm_count;
+                h->sm_count = 1;
+                is_int((long long)run_diff(h, op, &c), 0, "  one multiprocessor's grid: the same");
+                h->sm_count = sms;
+            }
             /* cos = sin = 0.75 everywhere: no longer the true values */
             pkv_cuda_fill(h, h->cs_table, 0x3f, (size_t)1000 * rot * 4);
             bad = run_diff(h, op, &c);
