@@ -181,7 +181,8 @@ static int warp_grid(unsigned g, uint64_t items, pkvi_plan *plan)
     return 1;
 }
 
-/* The halves kernels loop over their tiles: one wave of blocks at most */
+/* The halves kernels of ops 5, 7 and 8 loop over their tiles (kernels/fused_halves.cu): one
+ * wave of blocks at most */
 static void halves_wave(const pkv_cuda *h, pkvi_plan *plan)
 {
     uint64_t wave = (uint64_t)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM;
@@ -191,9 +192,11 @@ static void halves_wave(const pkv_cuda *h, pkvi_plan *plan)
 /* The fused ops with the handle's cos/sin table: the warp kernels (kernels/fused_warp.cu) when
  * an item of 8-element threads is a power-of-two lane group of one warp, the rotated elements
  * come in whole halves of 8, and a token has at most 16 heads; a warp per 32 / group items.
- * Calls of many waves that rotate the whole head take the halves form (16 elements per
- * thread): on the H200 at 65,536 tokens 8-30% faster than the 8-element form for ops 5, 7
- * and 8 (22-30% at 4 heads or more), and for MRoPE 17-23% faster than the block kernel.
+ * Calls of many waves that rotate the whole head take the halves form (8 or 16 elements of
+ * each half per thread; kernels/fused_halves.cu, fused_mrope_halves.cu): before its pipeline,
+ * on the H200 at 65,536 tokens, 8-30% faster than the 8-element form for ops 5, 7 and 8 and
+ * for MRoPE 17-23% faster than the block kernel; pipelined, ops 5, 7 and 8 a further 10-18%
+ * (doc/PERFORMANCE.md).
  * MRoPE takes no other warp kernel: with 8 consecutive pairs per thread read row by row it
  * was 45% slower at 4 x 256 than the block kernel, and in one wave it keeps the block kernel
  * too. The 8-element form beat the block kernels at every geometry of the benchmark once its
