@@ -195,7 +195,7 @@ static void halves_wave(const pkv_cuda *h, pkvi_plan *plan)
  * Calls of many waves that rotate the whole head take the halves form (8 or 16 elements of
  * each half per thread; kernels/fused_halves.cu, fused_mrope_halves.cu): before its pipeline,
  * on the H200 at 65,536 tokens, 8-30% faster than the 8-element form for ops 5, 7 and 8 and
- * for MRoPE 17-23% faster than the block kernel; pipelined, ops 5, 7 and 8 a further 10-18%
+ * for MRoPE 17-23% faster than the block kernel; pipelined, ops 5, 7 and 8 a further 9-18%
  * (doc/PERFORMANCE.md).
  * MRoPE takes no other warp kernel: with 8 consecutive pairs per thread read row by row it
  * was 45% slower at 4 x 256 than the block kernel, and in one wave it keeps the block kernel
