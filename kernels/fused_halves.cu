@@ -137,7 +137,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         live = pkvk_halves_live(tile, tiles, ipw, sub, total, &item);
         const unsigned h = live ? item - pkvk_div32_q(item, p.div_heads) * nh : 0u;
         float c[8], s[8];
-        pkvk_warp_cs<false>(p, live, m0.pos, 8 * j, c, s);
+        pkvk_warp_cs(p, live, m0.pos, 8 * j, c, s);
         pkvk_cp_async_wait_n<1>();
         if (B > 1) __syncwarp(); // every lane's copies of this stage have arrived
         const uint4 *cur = stages[wid][stage];
@@ -180,7 +180,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         const int kind = pkvi_slot_kind(m0.slot, p.g.num_slots);
 #pragma unroll
         for (int b = 0; b < B; b++) {
-            if (b) pkvk_warp_cs<false>(p, live, m0.pos, 8 * (b * G + j), c, s);
+            if (b) pkvk_warp_cs(p, live, m0.pos, 8 * (b * G + j), c, s);
             float own[2][8], y[2][8];
 #pragma unroll
             for (int hf = 0; hf < 2; hf++) {

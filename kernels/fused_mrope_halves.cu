@@ -2,7 +2,8 @@
 // one item per lane group and no loop: with fused_halves.cu's pipeline, whose per-pair table
 // loads from three position streams spill at 64 registers, MRoPE was 13% slower on the H200
 // (8 x 128 x 65,536: 130 against 115 us). Each pair's cos and sin are read from the row of its
-// stream's position after the normalisation. Past the table, a thread computes its 8 pairs'
+// stream's position after the normalisation; when the three positions are equal (text tokens)
+// all from one row, by 16-byte loads. Past the table, a thread computes its 8 pairs'
 // cos and sin first, where few values are live, into a local array read back at the rotation,
 // so that the rare path does not set the kernel's register count (64: 4 blocks per
 // multiprocessor; with the path inline, 80 and 3 blocks, 9% slower).
@@ -65,7 +66,9 @@ __device__ __forceinline__ void pkvk_mrope_halves_body(const pkvk_fused_params &
 #pragma unroll
     for (int u = 0; u < 2; u++)
         pkvk_normed<false, 8>(x[u], wt[u], rms, own[u]);
-    if (it.live && in) {
+    if (it.live && in && pt[0] == pt[1] && pt[0] == pt[2]) {
+        pkvk_warp_cs_row(p, pt[0], e0, c, s); // a text token: one row for every pair
+    } else if (it.live && in) {
 #pragma unroll
         for (int k = 0; k < 8; k++) {
             const float *row = pkvk_rope_row(p, pkvk_pair_pos<true>(p, pt, e0 + k));

@@ -36,35 +36,35 @@ __device__ __forceinline__ unsigned pkvk_pair_pos(const pkvk_fused_params &p, co
     return st == 0 ? pt[0] : st == 1 ? pt[1] : pt[2];
 }
 
-// cos and sin of the pairs pr0 .. pr0 + 7 of a token at positions pt (one, or three streams for
-// MRoPE): from the table when it holds every position (one row: 16-byte loads; MRoPE: each
-// pair from its stream's row), else computed pair by pair; 0 when the thread rotates nothing
-template <bool MROPE>
+// cos and sin of the pairs pr0 .. pr0 + 7 from the table's row for position pos (which the
+// table holds): two 16-byte loads of each
+__device__ __forceinline__ void pkvk_warp_cs_row(const pkvk_fused_params &p, unsigned pos,
+                                                 unsigned pr0, float *c, float *s)
+{
+    const float *row = pkvk_rope_row(p, pos);
+    const float4 *cr = (const float4 *)(row + pr0),
+                 *sr = (const float4 *)(row + p.rotary_dim / 2 + pr0);
+    const float4 c0 = cr[0], c1 = cr[1], s0 = sr[0], s1 = sr[1];
+    c[0] = c0.x, c[1] = c0.y, c[2] = c0.z, c[3] = c0.w;
+    c[4] = c1.x, c[5] = c1.y, c[6] = c1.z, c[7] = c1.w;
+    s[0] = s0.x, s[1] = s0.y, s[2] = s0.z, s[3] = s0.w;
+    s[4] = s1.x, s[5] = s1.y, s[6] = s1.z, s[7] = s1.w;
+}
+
+// cos and sin of the pairs pr0 .. pr0 + 7 of a token at position *pt (one stream; MRoPE reads
+// its own in fused_mrope_halves.cu): from the table when it holds the position (16-byte loads),
+// else computed pair by pair; 0 when the thread rotates nothing
 __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool rotated,
                                              const unsigned *pt, unsigned pr0, float *c, float *s)
 {
-    const unsigned half = p.rotary_dim / 2;
-    const bool in = pt[0] < p.cs_len && (!MROPE || (pt[1] < p.cs_len && pt[2] < p.cs_len));
-    if (rotated && in && MROPE) {
-#pragma unroll
-        for (int k = 0; k < 8; k++) {
-            const float *row = pkvk_rope_row(p, pkvk_pair_pos<MROPE>(p, pt, pr0 + k));
-            c[k] = row[pr0 + k];
-            s[k] = row[half + pr0 + k];
-        }
-    } else if (rotated && in) {
-        const float *row = pkvk_rope_row(p, pt[0]);
-        const float4 *cr = (const float4 *)(row + pr0), *sr = (const float4 *)(row + half + pr0);
-        const float4 c0 = cr[0], c1 = cr[1], s0 = sr[0], s1 = sr[1];
-        c[0] = c0.x, c[1] = c0.y, c[2] = c0.z, c[3] = c0.w;
-        c[4] = c1.x, c[5] = c1.y, c[6] = c1.z, c[7] = c1.w;
-        s[0] = s0.x, s[1] = s0.y, s[2] = s0.z, s[3] = s0.w;
-        s[4] = s1.x, s[5] = s1.y, s[6] = s1.z, s[7] = s1.w;
+    const bool in = pt[0] < p.cs_len;
+    if (rotated && in) {
+        pkvk_warp_cs_row(p, pt[0], pr0, c, s);
     } else if (rotated) {
         float cf[8], sf[8];
 #pragma unroll 1
         for (unsigned k = 0; k < 8; k++)
-            pkvk_rope_cs(p, pkvk_pair_pos<MROPE>(p, pt, pr0 + k), pr0 + k, &sf[k], &cf[k]);
+            pkvk_rope_cs(p, pt[0], pr0 + k, &sf[k], &cf[k]);
 #pragma unroll
         for (int k = 0; k < 8; k++)
             c[k] = cf[k], s[k] = sf[k];
@@ -124,7 +124,7 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
         wr = *(const uint4 *)((const unsigned short *)p.weight + e0);
     }
     float c[E], s[E];
-    if (EARLY) pkvk_warp_cs<false>(p, rotated && live, &pos, pr0, c, s);
+    if (EARLY) pkvk_warp_cs(p, rotated && live, &pos, pr0, c, s);
     float x[E], wt[E], leaf[L];
     pkvk_unpack8(xr, x);
     pkvk_unpack8(wr, wt);
@@ -137,7 +137,7 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     const float rms = pkvi_rsqrt_cr(__fadd_rn(pkvk_mean(p, sum), p.eps));
     float own[E], y[E];
     pkvk_normed<OP8, E>(x, wt, rms, own);
-    if (!EARLY) pkvk_warp_cs<false>(p, rotated && live, &pos, pr0, c, s);
+    if (!EARLY) pkvk_warp_cs(p, rotated && live, &pos, pr0, c, s);
         // x0 c - x1 s below half, x1 c + x0 s above, as one expression with selects: the lanes of
         // both halves share a warp, and branches on `first` ran both sides one after the other
 #pragma unroll

@@ -244,7 +244,8 @@ static void really_read(pkv_cuda *h)
 /* MRoPE in the halves form (4 heads, 4096 tokens, the whole head rotated): three position
  * streams, each pair's cos and sin from its own stream's row, interleaved (sections all 0) and
  * with explicit sections; a twelfth of the tokens have a position past the table in one stream
- * (computed, not read). */
+ * (computed, not read), and a third have three equal positions (text tokens: one row read for
+ * every pair; one in eight of those past the table). */
 static void mrope_halves(pkv_cuda *h)
 {
     static const uint32_t sections[2][3] = {{0, 0, 0}, {24, 20, 20}};
@@ -263,6 +264,8 @@ static void mrope_halves(pkv_cuda *h)
         for (uint32_t t = 0; t < 4096; t++) {
             ph[t] = (uint32_t)(pkvi_rng_next(&r) % 1000);
             pw[t] = (uint32_t)(pkvi_rng_next(&r) % 1000) + (t % 12 == 5 ? 1000u : 0u);
+            if (t % 24 == 9) c.pos[0][t] += 1000; /* equal, and past the table */
+            if (t % 3 == 0) ph[t] = pw[t] = c.pos[0][t];
         }
         c.pos[1] = ph;
         c.pos[2] = pw;
