@@ -1,23 +1,25 @@
-// The halves form of the warp kernels (fused_warp.cu), for calls of many waves whose rotation
-// covers the whole head (rotary_dim == head_dim) and whose head is 16 x a power-of-two threads
-// with whole chunks in each half (the launcher checks): a thread owns 8 elements of the first
-// half and the 8 elements half a head further, each pair's two elements. So the rotation needs
-// no shuffles, the thread reads only its 8 pairs' cos and sin, and the item's fixed work
-// (indices, slot, rsqrt) is spread over twice the bytes. When each half is whole chunks, the
-// chunk trees run per half as in the 8-element form, the chunk butterfly's top level (chunk c
-// with c + chunks / 2) adds the thread's two halves and the lower levels shuffle; when the head
-// is one chunk, see below.
+// The halves form of the warp kernels (fused_warp.cu) for ops 5, 7 and 8 (MRoPE:
+// fused_mrope_halves.cu), for calls of many waves whose rotation covers the whole head
+// (rotary_dim == head_dim) and whose head is 16 x a power-of-two threads with whole chunks in
+// each half (the launcher checks): a thread owns E elements (8 or 16) of the first half and
+// the E elements half a head further, each pair's two elements. So the rotation needs no
+// shuffles, the thread reads only its pairs' cos and sin, and the item's fixed work (indices,
+// slot, rsqrt) is spread over 2 E elements. When each half is whole chunks, the chunk trees
+// run per half as in the 8-element form, the chunk butterfly's top level (chunk c with c +
+// chunks / 2) adds the thread's two halves and the lower levels shuffle; when the head is one
+// chunk, see below.
 //
 // Pipelined: the launcher gives at most one wave of blocks, and each warp walks its tiles (32 /
-// group items each) a grid's warps apart. The K (and V) rows of the tile PKVK_HALVES_STAGES - 1
-// ahead are copied into the warp's shared memory by cp.async, which holds no register while in
-// flight; positions and slots are loaded one tile ahead into registers; the table row of the
-// tile being worked on is loaded before its tree, from a position that arrived a tile ago. One
-// wave of warps that each wait for a tile's loads, work, store and exit left the memory system
-// idle between (on the H200, a third of the kernel's stall samples were waits for K, a third for
-// the table row). Each lane copies and reads only its own 16-byte slots: no barrier in the loop.
-// A position past the table has its pairs' cos and sin computed at the top of the iteration,
-// where few values are live, so the rare path does not raise the kernel's register count.
+// group items each) a grid's warps apart. The K (and V) rows of the next tile are copied into
+// the warp's shared memory by cp.async, which holds no register while in flight; positions
+// and slots are loaded a tile ahead into registers; the table row of the tile being worked on
+// is loaded before its tree, from a position that arrived a tile ago. Warps that each waited
+// for one item's loads, worked, stored and exited left the memory system idle between (on the
+// H200, 18% of that kernel's stall samples were waits for K and 18% for the table row). With
+// 8 elements a lane copies and reads only its own 16-byte slots; with 16 the tree reads other
+// lanes' slots, ordered by warp barriers. A position past the table has its pairs' cos and
+// sin computed at the top of the iteration, where few values are live, so the rare path does
+// not raise the kernel's register count.
 #include "kernels.cuh"
 #include "fused_common.cuh"
 
