@@ -116,6 +116,9 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     const unsigned total = p.num_tokens * nh, ipw = 32u >> lg,
                    tiles = (total + ipw - 1) >> (5 - lg);
     const unsigned nw = gridDim.x * (blockDim.x / 32u);
+    // 4 B G = head_dim / 4 <= 64 threads (the warp kernels take head_dim <= 256), and a block
+    // has more: the launcher sends here only calls of more than one block of 8-element
+    // threads, so items x head_dim > 2048 and this grid has more than 2048 / (2 E) threads
     if (threadIdx.x < 4 * B * G) {
         const unsigned q = threadIdx.x >> lg, jj = threadIdx.x & (G - 1), r = q % (2 * B);
         const uint2 wr = *(const uint2 *)((const unsigned short *)p.weight + (q / (2 * B)) * half +
