@@ -210,9 +210,9 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
     unsigned hd16 = d->cache.head_dim / 16u;
     int kv = op == PKV_OP_FUSED_FP8_KV, fits8, halves;
     /* the halves kernels of ops 5 and 7 take 16 elements of each half per thread at 4 heads
-     * or more of 128 elements or more (on the H200 at 65,536 tokens, 8 x 128: 7% faster for
-     * fused_bf16, 20% for fused_fp8_k; 4 x 256: as fast, 16% faster; but 16 x 64: 11% slower
-     * for fused_bf16, 1 x 128: 5-7% slower), else 8 */
+     * or more of 128 elements or more (on the H200 at 65,536 tokens, two runs, 8 x 128: 5-7%
+     * faster for fused_bf16, 19-20% for fused_fp8_k; 4 x 256: as fast, 16% faster; but 16 x
+     * 64: 12% slower for fused_bf16, 1 x 128: 5-7% slower), else 8 */
     int e16 = !kv && op != PKV_OP_FUSED_MROPE_BF16 && d->cache.head_dim >= 128u &&
               d->cache.num_kv_heads >= 4u;
     unsigned gh = d->cache.head_dim / (e16 ? 32u : 16u);
