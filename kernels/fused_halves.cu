@@ -83,7 +83,7 @@ __device__ __forceinline__ void pkvk_halves_issue(const pkvk_fused_params &p, ui
 
 // A tile's position and slot for this lane's item
 struct pkvk_halves_meta {
-    unsigned pos[1];
+    unsigned pos;
     long long slot;
 };
 
@@ -92,7 +92,7 @@ __device__ __forceinline__ pkvk_halves_meta pkvk_halves_meta_of(const pkvk_fused
 {
     pkvk_halves_meta m;
     const unsigned t = live ? pkvk_div32_q(item, p.div_heads) : 0u;
-    m.pos[0] = live ? ((const unsigned *)p.pos[0])[t] : 0u;
+    m.pos = live ? ((const unsigned *)p.pos[0])[t] : 0u;
     m.slot = live ? ((const long long *)p.slots)[t] : -1;
     return m;
 }

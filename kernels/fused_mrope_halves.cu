@@ -10,6 +10,14 @@
 #include "kernels.cuh"
 #include "fused_common.cuh"
 
+// The position of pair pr: its stream's (pkvi_mrope_stream)
+__device__ __forceinline__ unsigned pkvk_mrope_pos(const pkvk_fused_params &p, const unsigned *pt,
+                                                   unsigned pr)
+{
+    const int st = pkvi_mrope_stream(pr, p.section);
+    return st == 0 ? pt[0] : st == 1 ? pt[1] : pt[2];
+}
+
 __device__ __forceinline__ void pkvk_mrope_halves_body(const pkvk_fused_params &p)
 {
     constexpr int L = 8, CT = 4;
@@ -27,9 +35,8 @@ __device__ __forceinline__ void pkvk_mrope_halves_body(const pkvk_fused_params &
     if (it.live && !in) {
 #pragma unroll 1
         for (unsigned k = 0; k < 8; k++)
-            pkvi_sincosf_cr(
-                __fmul_rn((float)pkvk_pair_pos<true>(p, pt, e0 + k), p.inv_freq[e0 + k]),
-                &cs_past[8 + k], &cs_past[k], 0);
+            pkvk_rope_cs_computed(p, pkvk_mrope_pos(p, pt, e0 + k), e0 + k, &cs_past[8 + k],
+                                  &cs_past[k]);
     }
     uint4 xr[2], wr[2];
 #pragma unroll
@@ -71,7 +78,7 @@ __device__ __forceinline__ void pkvk_mrope_halves_body(const pkvk_fused_params &
     } else if (it.live && in) {
 #pragma unroll
         for (int k = 0; k < 8; k++) {
-            const float *row = pkvk_rope_row(p, pkvk_pair_pos<true>(p, pt, e0 + k));
+            const float *row = pkvk_rope_row(p, pkvk_mrope_pos(p, pt, e0 + k));
             c[k] = row[e0 + k];
             s[k] = row[half + e0 + k];
         }

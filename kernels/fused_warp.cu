@@ -26,16 +26,6 @@
  * spills, were 10-17% slower; 5 and 6 blocks, 88-144 bytes of spills, 18-54% slower) */
 #define PKVK_WARP_BLOCKS 4
 
-// The position of pair pr: the token's, or (MRoPE) its stream's (pkvi_mrope_stream)
-template <bool MROPE>
-__device__ __forceinline__ unsigned pkvk_pair_pos(const pkvk_fused_params &p, const unsigned *pt,
-                                                  unsigned pr)
-{
-    if (!MROPE) return pt[0];
-    const int st = pkvi_mrope_stream(pr, p.section);
-    return st == 0 ? pt[0] : st == 1 ? pt[1] : pt[2];
-}
-
 // cos and sin of the pairs pr0 .. pr0 + 7 from the table's row for position pos (which the
 // table holds): two 16-byte loads of each
 __device__ __forceinline__ void pkvk_warp_cs_row(const pkvk_fused_params &p, unsigned pos,
@@ -51,20 +41,19 @@ __device__ __forceinline__ void pkvk_warp_cs_row(const pkvk_fused_params &p, uns
     s[4] = s1.x, s[5] = s1.y, s[6] = s1.z, s[7] = s1.w;
 }
 
-// cos and sin of the pairs pr0 .. pr0 + 7 of a token at position *pt (one stream; MRoPE reads
+// cos and sin of the pairs pr0 .. pr0 + 7 of a token at position pos (one stream; MRoPE reads
 // its own in fused_mrope_halves.cu): from the table when it holds the position (16-byte loads),
 // else computed pair by pair; 0 when the thread rotates nothing
-__device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool rotated,
-                                             const unsigned *pt, unsigned pr0, float *c, float *s)
+__device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool rotated, unsigned pos,
+                                             unsigned pr0, float *c, float *s)
 {
-    const bool in = pt[0] < p.cs_len;
-    if (rotated && in) {
-        pkvk_warp_cs_row(p, pt[0], pr0, c, s);
+    if (rotated && pos < p.cs_len) {
+        pkvk_warp_cs_row(p, pos, pr0, c, s);
     } else if (rotated) {
         float cf[8], sf[8];
 #pragma unroll 1
         for (unsigned k = 0; k < 8; k++)
-            pkvk_rope_cs(p, pt[0], pr0 + k, &sf[k], &cf[k]);
+            pkvk_rope_cs(p, pos, pr0 + k, &sf[k], &cf[k]);
 #pragma unroll
         for (int k = 0; k < 8; k++)
             c[k] = cf[k], s[k] = sf[k];
@@ -124,7 +113,7 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
         wr = *(const uint4 *)((const unsigned short *)p.weight + e0);
     }
     float c[E], s[E];
-    if (EARLY) pkvk_warp_cs(p, rotated && live, &pos, pr0, c, s);
+    if (EARLY) pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
     float x[E], wt[E], leaf[L];
     pkvk_unpack8(xr, x);
     pkvk_unpack8(wr, wt);
@@ -137,11 +126,11 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     const float rms = pkvi_rsqrt_cr(__fadd_rn(pkvk_mean(p, sum), p.eps));
     float own[E], y[E];
     pkvk_normed<OP8, E>(x, wt, rms, own);
-    if (!EARLY) pkvk_warp_cs(p, rotated && live, &pos, pr0, c, s);
-        // x0 c - x1 s below half, x1 c + x0 s above, as one expression with selects: the lanes of
-        // both halves share a warp, and branches on `first` ran both sides one after the other
+    if (!EARLY) pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
 #pragma unroll
     for (int k = 0; k < E; k++) {
+        // x0 c - x1 s below half, x1 c + x0 s above, as one expression with selects: the lanes
+        // of both halves share a warp, and branches on `first` ran both sides one after another
         const float pv = __shfl_sync(0xffffffffu, own[k], partner);
         float r = pkvk_rotate(own[k], pv, c[k], s[k], first);
         if (OP8) r = pkvi_bf16_to_f32((unsigned short)pkvk_bf16x2(r, 0.0f));

@@ -14,7 +14,6 @@
  * of that many blocks per multiprocessor at most (kernels/fused_halves.cu) */
 #define PKVK_HALVES_BLOCKS_PER_SM 4
 
-
 typedef struct pkvk_geom {
     uint64_t num_slots;    /* num_blocks * block_size */
     uint64_t block_stride; /* resolved */

@@ -9,6 +9,13 @@ __device__ __forceinline__ const float *pkvk_rope_row(const pkvk_fused_params &p
     return (const float *)p.cs_table + (uint64_t)pos * p.rotary_dim;
 }
 
+// computed, whatever the table holds
+__device__ __forceinline__ void pkvk_rope_cs_computed(const pkvk_fused_params &p, unsigned pos,
+                                                      unsigned pr, float *s, float *c)
+{
+    pkvi_sincosf_cr(__fmul_rn((float)pos, p.inv_freq[pr]), s, c, 0);
+}
+
 __device__ __forceinline__ void pkvk_rope_cs(const pkvk_fused_params &p, unsigned pos, unsigned pr,
                                              float *s, float *c)
 {
@@ -17,6 +24,6 @@ __device__ __forceinline__ void pkvk_rope_cs(const pkvk_fused_params &p, unsigne
         *c = row[pr];
         *s = row[p.rotary_dim / 2 + pr];
     } else {
-        pkvi_sincosf_cr(__fmul_rn((float)pos, p.inv_freq[pr]), s, c, 0);
+        pkvk_rope_cs_computed(p, pos, pr, s, c);
     }
 }

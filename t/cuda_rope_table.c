@@ -215,8 +215,16 @@ static void really_read(pkv_cuda *h)
             if (want == PKVI_K_FUSED_HALVES || want == PKVI_K_FUSED_HALVES16 ||
                 want == PKVI_K_FUSED_FP8_KV_HALVES) {
                 /* a grid for one multiprocessor: every warp loops over many tiles */
+                const uint64_t a = 1u << 20, pos[3] = {a, a, a};
                 const int sms = h->sm_count;
+                pkvk_fused_params prm;
+                pkvi_plan plan;
                 h->sm_count = 1;
+                ok(pkvi_cuda_fused_plan(h, (pkv_op)op, &c.f, a, a, a, pos, a, a, a, 0, &prm,
+                                        &plan) == PKV_OK &&
+                       plan.kernel == want && plan.grid == PKVK_HALVES_BLOCKS_PER_SM,
+                   "  on one multiprocessor: the same kernel, %d blocks",
+                   PKVK_HALVES_BLOCKS_PER_SM);
                 is_int((long long)run_diff(h, op, &c), 0, "  one multiprocessor's grid: the same");
                 h->sm_count = sms;
             }
