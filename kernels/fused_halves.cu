@@ -1,25 +1,29 @@
 // The halves form of the warp kernels (fused_warp.cu) for ops 5, 7 and 8 (MRoPE:
 // fused_mrope_halves.cu), for calls of many waves whose rotation covers the whole head
 // (rotary_dim == head_dim) and whose head is 16 x a power-of-two threads with whole chunks in
-// each half (the launcher checks): a thread owns E elements (8 or 16) of the first half and
-// the E elements half a head further, each pair's two elements. So the rotation needs no
+// each half (the launcher checks): a thread owns E elements (8, 16 or 32) of the first half
+// and the E elements half a head further, each pair's two elements. So the rotation needs no
 // shuffles, the thread reads only its pairs' cos and sin, and the item's fixed work (indices,
 // slot, rsqrt) is spread over 2 E elements. When each half is whole chunks, the chunk trees
-// run per half as in the 8-element form, the chunk butterfly's top level (chunk c with c +
-// chunks / 2) adds the thread's two halves and the lower levels shuffle; when the head is one
-// chunk, see below.
+// run per half, the chunk butterfly's top level (chunk c with c + chunks / 2) adds the
+// thread's two halves and the lower levels shuffle; when the head is one chunk, see below.
+// A chunk of 32 leaves lies on 4 lanes (E = 8: the two top levels shuffle), on 2 (E = 16: a
+// lane reads the chunk's units j and j + 2, so the top level adds in the lane and only level
+// 8 shuffles), or on 1 (E = 32: no shuffle).
 //
 // Pipelined: the launcher gives at most one wave of blocks, and each warp walks its tiles (32 /
 // group items each) a grid's warps apart. The K (and V) rows of the next tile are copied into
 // the warp's shared memory by cp.async, which holds no register while in flight; positions
 // and slots are loaded a tile ahead into registers; the table row of the tile being worked on
-// is loaded before its tree, from a position that arrived a tile ago. Warps that each waited
-// for one item's loads, worked, stored and exited left the memory system idle between (on the
-// H200, 18% of that kernel's stall samples were waits for K and 18% for the table row). With
-// 8 elements a lane copies and reads only its own 16-byte slots; with 16 the tree reads other
-// lanes' slots, ordered by warp barriers. A position past the table has its pairs' cos and
-// sin computed at the top of the iteration, where few values are live, so the rare path does
-// not raise the kernel's register count.
+// is loaded before its tree, from a position that arrived a tile ago, and with 16 or 32
+// elements each later unit's cos and sin a unit ahead. Warps that each waited for one item's
+// loads, worked, stored and exited left the memory system idle between (on the H200, 18% of
+// that kernel's stall samples were waits for K and 18% for the table row). With 8 elements a
+// lane copies and reads only its own 16-byte slots; with more the tree reads other lanes'
+// slots, ordered by warp barriers. A position past the table has its pairs' cos and sin
+// computed at the top of the iteration, where few values are live (with 16 or 32 elements into
+// local memory, read back like a table row), so the rare path does not raise the kernel's
+// register count nor put calls between the units.
 #include "kernels.cuh"
 #include "fused_common.cuh"
 
@@ -81,6 +85,17 @@ __device__ __forceinline__ void pkvk_halves_issue(const pkvk_fused_params &p, ui
     pkvk_cp_async_commit();
 }
 
+// 8 cos from a, 8 sin from a + sd (global or local memory: generic loads)
+__device__ __forceinline__ void pkvk_halves_cs(const float *a, unsigned sd, float *c, float *s)
+{
+    const float4 c0 = ((const float4 *)a)[0], c1 = ((const float4 *)a)[1],
+                 s0 = ((const float4 *)(a + sd))[0], s1 = ((const float4 *)(a + sd))[1];
+    c[0] = c0.x, c[1] = c0.y, c[2] = c0.z, c[3] = c0.w;
+    c[4] = c1.x, c[5] = c1.y, c[6] = c1.z, c[7] = c1.w;
+    s[0] = s0.x, s[1] = s0.y, s[2] = s0.z, s[3] = s0.w;
+    s[4] = s1.x, s[5] = s1.y, s[6] = s1.z, s[7] = s1.w;
+}
+
 // A tile's position and slot for this lane's item
 struct pkvk_halves_meta {
     unsigned pos;
@@ -102,13 +117,14 @@ __device__ __forceinline__ pkvk_halves_meta pkvk_halves_meta_of(const pkvk_fused
 // is 16); the normalisation, rotation and stores take units b G + j (whole sectors), so a
 // lane's slots are read by others in the tree when B > 1: a warp barrier after the copies
 // arrive and before they are overwritten.
-template <bool OP8, int E>
+template <bool OP8, int E, int T>
 __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &p)
 {
     constexpr int B = E / 8, L = OP8 ? E / 2 : E, CT = 32 / L, U = OP8 ? 4 * B : 2 * B;
-    constexpr unsigned W = PKVK_WARP_THREADS / 32;
+    constexpr unsigned W = T / 32;
     __shared__ uint4 stages[W][2][U * 32];
-    __shared__ float4 w1[4 * B][32]; // 1 + w: row hf 2B + 2b + k of lane j's unit b G + j
+    // 1 + w: row hf 2B + 2b + k of lane j's unit b G + j (G = head_dim / (2 E) <= 32 / B)
+    __shared__ float4 w1[4 * B][32 / B];
     const unsigned G = p.group, lg = __ffs(G) - 1, lane = threadIdx.x & 31u, j = lane & (G - 1),
                    sub = lane >> lg, wid = threadIdx.x / 32u;
     const unsigned hd = p.g.head_dim, half = hd / 2, nh = p.g.num_kv_heads;
@@ -141,25 +157,60 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], item, live, lane, j, G);
         live = pkvk_halves_live(tile, tiles, ipw, sub, total, &item);
         const unsigned h = live ? item - pkvk_div32_q(item, p.div_heads) * nh : 0u;
+        // unit b's cos at cs0 + b cst, its sin sd further (B > 1): the table's row, or (a
+        // position past the table, or no item) this lane's pairs computed into local memory
+        // here, where few values are live, so that the units' loads below need no call and the
+        // next unit's can be issued a unit ahead
+        __align__(16) float loc[B * 16];
+        const float *cs0 = loc;
+        unsigned cst = 16, sd = 8;
         float c[8], s[8];
-        pkvk_warp_cs(p, live, m0.pos, 8 * j, c, s);
+        if constexpr (B == 1) {
+            pkvk_warp_cs(p, live, m0.pos, 8 * j, c, s);
+        } else {
+            if (live && m0.pos < p.cs_len) {
+                cs0 = pkvk_rope_row(p, m0.pos) + 8 * j, cst = 8 * G, sd = p.rotary_dim / 2;
+            } else {
+#pragma unroll 1
+                for (unsigned q = 0; q < 8 * B; q++) {
+                    float cq = 0.0f, sq = 0.0f;
+                    if (live)
+                        pkvk_rope_cs_computed(p, m0.pos, 8 * ((q / 8) * G + j) + q % 8, &sq, &cq);
+                    loc[(q / 8) * 16 + q % 8] = cq, loc[(q / 8) * 16 + 8 + q % 8] = sq;
+                }
+            }
+            pkvk_halves_cs(cs0, sd, c, s);
+        }
         pkvk_cp_async_wait_n<1>();
         if (B > 1) __syncwarp(); // every lane's copies of this stage have arrived
         const uint4 *cur = stages[wid][stage];
         float sum;
-        if (G * L >= 32) {
+        if (E == 32 || G * L >= 32) {
             float part[2];
 #pragma unroll
             for (int hf = 0; hf < 2; hf++) {
                 float x[8], leaf[L];
 #pragma unroll
-                for (int b = 0; b < B; b++) { // unit j B + b of the half: lane's unit q / G
-                    const unsigned q = j * B + b;
+                for (int b = 0; b < B; b++) { // unit q of the half: lane's unit q / G
+                    const unsigned q = L == 16 ? 4 * (j >> 1) + (j & 1) + 2 * b : j * B + b;
                     pkvk_unpack8(
                         pkvk_lds128(&cur[(hf * B + (q >> lg)) * 32 + sub * G + (q & (G - 1))]), x);
                     pkvk_leaves<OP8, L / B>(x, &leaf[b * (L / B)]);
                 }
-                part[hf] = pkvk_chunk_tree<L>(leaf);
+                if constexpr (L == 16) {
+                    // the chunk's leaves 8 (j & 1) + 16 b + k: level 16 in the lane, level 8
+                    // with lane j ^ 1, then 4, 2, 1 in the lane
+#pragma unroll
+                    for (int k = 0; k < 8; k++)
+                        leaf[k] = __fadd_rn(leaf[k], leaf[8 + k]);
+#pragma unroll
+                    for (int k = 0; k < 8; k++)
+                        leaf[k] = __fadd_rn(leaf[k], __shfl_xor_sync(0xffffffffu, leaf[k], 1));
+                    pkvk_fold<4>(leaf);
+                    part[hf] = leaf[0];
+                } else {
+                    part[hf] = pkvk_chunk_tree<L>(leaf);
+                }
             }
             sum = __fadd_rn(part[0], part[1]);
             for (unsigned off = G / CT >> 1; off; off >>= 1) // chunks of the first half
@@ -185,7 +236,8 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         const int kind = pkvi_slot_kind(m0.slot, p.g.num_slots);
 #pragma unroll
         for (int b = 0; b < B; b++) {
-            if (b) pkvk_warp_cs(p, live, m0.pos, 8 * (b * G + j), c, s);
+            float cn[8], sn[8]; // the next unit's
+            if (b + 1 < B) pkvk_halves_cs(cs0 + (b + 1) * cst, sd, cn, sn);
             float own[2][8], y[2][8];
 #pragma unroll
             for (int hf = 0; hf < 2; hf++) {
@@ -213,6 +265,11 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
                     pkvk_store8<OP8>(p, o, hf * (half / 8) + b * G, y[hf],
                                      OP8 ? pkvk_lds128(&cur[(2 * B + hf * B + b) * 32 + lane]) : z);
             }
+            if (b + 1 < B) {
+#pragma unroll
+                for (int k = 0; k < 8; k++)
+                    c[k] = cn[k], s[k] = sn[k];
+            }
         }
         if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)
             atomicAdd((unsigned long long *)p.oob, 1ull);
@@ -223,14 +280,19 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     pkvk_cp_async_wait_n<0>(); // no copy in flight at exit
 }
 
-// At PKVK_HALVES_BLOCKS_PER_SM blocks per multiprocessor: 64 registers
-#define PKVK_FUSED_HALVES_KERNEL(name, op8, e)                                                     \
-    extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_HALVES_BLOCKS_PER_SM)     \
-        name(const pkvk_fused_params p)                                                            \
+// 8 and 16 elements: PKVK_HALVES_BLOCKS_PER_SM blocks of 256 threads per multiprocessor, 64
+// registers; 32 elements: their stages take twice the shared memory per warp, so blocks of
+// 128 threads, PKVK_HALVES32_BLOCKS_PER_SM of them
+#define PKVK_FUSED_HALVES_KERNEL(name, op8, e, t, blocks)                                          \
+    extern "C" __global__ void __launch_bounds__(t, blocks) name(const pkvk_fused_params p)        \
     {                                                                                              \
-        pkvk_fused_halves_body<op8, e>(p);                                                         \
+        pkvk_fused_halves_body<op8, e, t>(p);                                                      \
     }
 
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves, false, 8)
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16, false, 16)
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves, true, 8)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves, false, 8, PKVK_WARP_THREADS, PKVK_HALVES_BLOCKS_PER_SM)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16, false, 16, PKVK_WARP_THREADS,
+                         PKVK_HALVES_BLOCKS_PER_SM)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves32, false, 32, PKVK_HALVES32_THREADS,
+                         PKVK_HALVES32_BLOCKS_PER_SM)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves, true, 8, PKVK_WARP_THREADS,
+                         PKVK_HALVES_BLOCKS_PER_SM)

@@ -13,6 +13,10 @@
 /* The halves kernels' blocks per multiprocessor (their launch bounds): their grid is one wave
  * of that many blocks per multiprocessor at most (kernels/fused_halves.cu) */
 #define PKVK_HALVES_BLOCKS_PER_SM 4
+/* The 32-element halves kernel: its stages take twice the shared memory per warp, so blocks
+ * of 4 warps (static shared memory stays under 48 KB), 6 per multiprocessor (80 registers) */
+#define PKVK_HALVES32_THREADS 128
+#define PKVK_HALVES32_BLOCKS_PER_SM 6
 
 typedef struct pkvk_geom {
     uint64_t num_slots;    /* num_blocks * block_size */

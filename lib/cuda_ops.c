@@ -182,18 +182,24 @@ static int warp_grid(unsigned g, uint64_t items, pkvi_plan *plan)
 }
 
 /* The halves kernels of ops 5, 7 and 8 loop over their tiles (kernels/fused_halves.cu): one
- * wave of blocks at most */
-static void halves_wave(const pkv_cuda *h, pkvi_plan *plan)
+ * wave of blocks at most, of `threads` threads, `per_sm` per multiprocessor (the plan's grid
+ * was counted in blocks of 256 threads) */
+static void halves_wave(const pkv_cuda *h, pkvi_plan *plan, unsigned threads, unsigned per_sm)
 {
-    uint64_t wave = (uint64_t)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM;
-    if (plan->grid > wave) plan->grid = (unsigned)wave;
+    uint64_t wave = (uint64_t)h->sm_count * per_sm, grid = plan->grid;
+    if (threads != plan->block) {
+        uint64_t warps = grid * (plan->block / 32u);
+        grid = (warps + threads / 32u - 1) / (threads / 32u);
+        plan->block = threads;
+    }
+    plan->grid = (unsigned)(grid > wave ? wave : grid);
 }
 
 /* The fused ops with the handle's cos/sin table: the warp kernels (kernels/fused_warp.cu) when
  * an item of 8-element threads is a power-of-two lane group of one warp, the rotated elements
  * come in whole halves of 8, and a token has at most 16 heads; a warp per 32 / group items.
- * Calls of many waves that rotate the whole head take the halves form (8 or 16 elements of
- * each half per thread; kernels/fused_halves.cu, fused_mrope_halves.cu): before its pipeline,
+ * Calls of many waves that rotate the whole head take the halves form (8, 16 or 32 elements
+ * of each half per thread; kernels/fused_halves.cu, fused_mrope_halves.cu): before its pipeline,
  * on the H200 at 65,536 tokens, 8-30% faster than the 8-element form for ops 5, 7 and 8 and
  * for MRoPE 17-23% faster than the block kernel; pipelined, ops 5, 7 and 8 a further 9-18%
  * (doc/PERFORMANCE.md).
@@ -215,7 +221,12 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
      * 64: 12% slower for fused_bf16, 1 x 128: 5-7% slower), else 8 */
     int e16 = !kv && op != PKV_OP_FUSED_MROPE_BF16 && d->cache.head_dim >= 128u &&
               d->cache.num_kv_heads >= 4u;
-    unsigned gh = d->cache.head_dim / (e16 ? 32u : 16u);
+    /* and 32 at 256 elements (4 threads an item; on the H200 at 4 x 256 x 65,536, fused_fp8_k
+     * 5-6% faster, fused_bf16 as fast to 7% faster, at 16,384 tokens 4% slower); with 2 or 1
+     * threads an item (head_dim 128, 64) each copy and store reaches 32 or 16 bytes of an
+     * item, twice or four times the memory requests of 16 elements, and it was 27-155% slower */
+    int e32 = e16 && d->cache.head_dim >= 256u;
+    unsigned gh = d->cache.head_dim / (e32 ? 64u : e16 ? 32u : 16u);
     if (!p->cs_table || d->cache.num_kv_heads > 16u || g == 0 || g > 32u || (g & (g - 1u)) ||
         d->rotary_dim % 16u)
         return 0;
@@ -241,9 +252,13 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
     } else if (halves && warp_grid(gh, items, plan)) {
         g = gh;
         plan->kernel = kv    ? PKVI_K_FUSED_FP8_KV_HALVES
+                       : e32 ? PKVI_K_FUSED_HALVES32
                        : e16 ? PKVI_K_FUSED_HALVES16
                              : PKVI_K_FUSED_HALVES;
-        halves_wave(h, plan);
+        if (e32)
+            halves_wave(h, plan, PKVK_HALVES32_THREADS, PKVK_HALVES32_BLOCKS_PER_SM);
+        else
+            halves_wave(h, plan, 256u, PKVK_HALVES_BLOCKS_PER_SM);
     } else if (fits8) {
         warp_grid(g, items, plan);
         plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_WARP : PKVI_K_FUSED_WARP;

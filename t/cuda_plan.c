@@ -34,6 +34,8 @@ static pkv_fused_desc desc(uint32_t nkv, uint32_t hd, uint32_t tokens)
     return d;
 }
 
+static unsigned last_block; /* the block size of the last plan kernel() made */
+
 /* the kernel the launcher would take, or -2 when it rejects the call */
 static int kernel(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsigned *grid)
 {
@@ -45,6 +47,7 @@ static int kernel(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsigned *gri
         return -2;
     }
     if (grid) *grid = plan.grid;
+    last_block = plan.block;
     return plan.kernel;
 }
 
@@ -72,6 +75,7 @@ static void with_table(pkv_cuda *h)
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_HALVES,
            "  MRoPE: its halves form");
     is_int(grid, 65536 * 16 / 4 / 8, "  a lane group per item, no loop: 4 items a warp");
+    is_int(last_block, 256, "  blocks of 256 threads");
     d = desc(2, 128, 65536);
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "2 x 128: 8 elements of each half");
     d.rotary_dim = 64; /* a table for another rotary_dim: the block kernel without it */
@@ -93,6 +97,24 @@ static void with_table(pkv_cuda *h)
     d = desc(16, 128, (1u << 25) - 2u);
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_VEC16_TAB, "2^29 - 32 items: block kernel");
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_VEC_TAB, "  and MRoPE's");
+    if (pkv_cuda_rope_table(h, 1e4f, 256, 1000) != PKV_OK) bail("%s", pkv_last_error());
+    d = desc(4, 256, 65536);
+    is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES32,
+           "4 x 256, 65536 tokens: 32 elements of each half");
+    is_int(grid, (long long)h->sm_count * PKVK_HALVES32_BLOCKS_PER_SM,
+           "  one wave of its blocks (%d per multiprocessor)", PKVK_HALVES32_BLOCKS_PER_SM);
+    is_int(last_block, PKVK_HALVES32_THREADS, "  of %d threads", PKVK_HALVES32_THREADS);
+    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_HALVES32, "  and for fused_fp8_k");
+    is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES, "  fused_fp8_kv: 8 elements");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES,
+           "  MRoPE: its halves form");
+    d = desc(2, 256, 65536);
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "2 x 256: 8 elements of each half");
+    /* 16 heads of 4 threads (32 elements of each half), 8 items a warp, as for 16 x 128 */
+    d = desc(16, 256, (1u << 26) - 5u);
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES32, "16 x 256, 2^30 - 80 items: halves");
+    d = desc(16, 256, (1u << 26) - 4u);
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_VEC_TAB, "  2^30 - 64 items: block kernel");
     if (pkv_cuda_rope_table(h, 1e4f, 80, 1000) != PKV_OK) bail("%s", pkv_last_error());
     /* a partial rotation: 8 elements per thread, 16 threads, two items per warp */
     d = desc(8, 128, 65536);

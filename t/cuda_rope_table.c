@@ -171,8 +171,8 @@ static void really_read(pkv_cuda *h)
          "4 heads, 64 tokens, warp kernels (one wave)"},
         {4, 128, 4096, 128, 0, PKVI_K_FUSED_HALVES16, PKVI_K_FUSED_FP8_KV_HALVES,
          "4 heads, 4096 tokens, halves form (ops 5, 7: 16 elements)"},
-        {4, 256, 2048, 256, 0, PKVI_K_FUSED_HALVES16, PKVI_K_FUSED_FP8_KV_HALVES,
-         "4 x 256, 2048 tokens, halves form (ops 5, 7: 16 elements)"},
+        {4, 256, 2048, 256, 0, PKVI_K_FUSED_HALVES32, PKVI_K_FUSED_FP8_KV_HALVES,
+         "4 x 256, 2048 tokens, halves form (ops 5, 7: 32 elements)"},
         {2, 128, 8192, 128, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_FP8_KV_HALVES,
          "2 x 128, 8192 tokens, halves form (8 elements)"},
         {4, 128, 1024, 64, 0, PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP,
@@ -213,18 +213,19 @@ static void really_read(pkv_cuda *h)
             is_int((long long)run_diff(h, op, &c), 0, "%s, %s: table of 1000 == reference",
                    pkv_op_name((pkv_op)op), kind);
             if (want == PKVI_K_FUSED_HALVES || want == PKVI_K_FUSED_HALVES16 ||
-                want == PKVI_K_FUSED_FP8_KV_HALVES) {
+                want == PKVI_K_FUSED_HALVES32 || want == PKVI_K_FUSED_FP8_KV_HALVES) {
                 /* a grid for one multiprocessor: every warp loops over many tiles */
                 const uint64_t a = 1u << 20, pos[3] = {a, a, a};
-                const int sms = h->sm_count;
+                const int sms = h->sm_count, per_sm = want == PKVI_K_FUSED_HALVES32
+                                                          ? PKVK_HALVES32_BLOCKS_PER_SM
+                                                          : PKVK_HALVES_BLOCKS_PER_SM;
                 pkvk_fused_params prm;
                 pkvi_plan plan;
                 h->sm_count = 1;
                 ok(pkvi_cuda_fused_plan(h, (pkv_op)op, &c.f, a, a, a, pos, a, a, a, 0, &prm,
                                         &plan) == PKV_OK &&
-                       plan.kernel == want && plan.grid == PKVK_HALVES_BLOCKS_PER_SM,
-                   "  on one multiprocessor: the same kernel, %d blocks",
-                   PKVK_HALVES_BLOCKS_PER_SM);
+                       plan.kernel == want && plan.grid == (unsigned)per_sm,
+                   "  on one multiprocessor: the same kernel, %d blocks", per_sm);
                 is_int((long long)run_diff(h, op, &c), 0, "  one multiprocessor's grid: the same");
                 h->sm_count = sms;
             }
