@@ -72,15 +72,16 @@ __device__ __forceinline__ void pkvk_halves_issue(const pkvk_fused_params &p, ui
 {
     const unsigned nh = p.g.num_kv_heads, hd = p.g.head_dim, half = hd / 2;
     const unsigned t = live ? pkvk_div32_q(item, p.div_heads) : 0u, h = live ? item - t * nh : 0u;
+    const unsigned e = h * hd + 8 * j; // the lane's first unit in the row
+    const unsigned short *kr = (const unsigned short *)p.key + pkvk_src_offset(t, p.k_stride, e),
+                         *vr = OP8 ? (const unsigned short *)p.value +
+                                         pkvk_src_offset(t, p.v_stride, e)
+                                   : nullptr;
 #pragma unroll
     for (int u = 0; u < 2 * B; u++) {
-        const unsigned e = h * hd + (u / B) * half + 8 * ((u % B) * G + j);
-        pkvk_cp_async16_z(&st[u * 32 + lane],
-                          (const unsigned short *)p.key + pkvk_src_offset(t, p.k_stride, e), live);
-        if (OP8)
-            pkvk_cp_async16_z(&st[(2 * B + u) * 32 + lane],
-                              (const unsigned short *)p.value + pkvk_src_offset(t, p.v_stride, e),
-                              live);
+        const unsigned o = (u / B) * half + 8 * (u % B) * G;
+        pkvk_cp_async16_z(&st[u * 32 + lane], kr + o, live);
+        if (OP8) pkvk_cp_async16_z(&st[(2 * B + u) * 32 + lane], vr + o, live);
     }
     pkvk_cp_async_commit();
 }

@@ -164,7 +164,7 @@ static void really_read(pkv_cuda *h)
 {
     static const struct {
         uint32_t heads, hd, tokens, rotary;
-        int shift, want5, want8; /* the kernels of ops 5 and 8, or -1: not asserted */
+        int shift, want5, want8; /* the kernels of ops 5 and 7, and of 8, or -1: not asserted */
         const char *kind;
     } vs[] = {
         {4, 128, 64, 128, 0, PKVI_K_FUSED_WARP_SMALL, PKVI_K_FUSED_FP8_KV_WARP_SMALL,
@@ -190,7 +190,9 @@ static void really_read(pkv_cuda *h)
     for (size_t variant = 0; variant < sizeof vs / sizeof vs[0]; variant++) {
         const char *kind = vs[variant].kind;
         const uint32_t rot = vs[variant].rotary;
-        for (int op = PKV_OP_FUSED_BF16; op <= PKV_OP_FUSED_FP8_KV; op += 3) {
+        static const int ops[] = {PKV_OP_FUSED_BF16, PKV_OP_FUSED_FP8_K, PKV_OP_FUSED_FP8_KV};
+        for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
+            const int op = ops[oi];
             const int want = op == PKV_OP_FUSED_FP8_KV ? vs[variant].want8 : vs[variant].want5;
             pkvi_case c;
             unsigned long long bad;
