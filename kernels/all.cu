@@ -8,7 +8,6 @@
 #include "fused_vec.cu"
 #include "fused_warp.cu"
 #include "fused_halves.cu"
-#include "fused_mrope_halves.cu"
 #include "convert.cu"
 #include "numerics.cu"
 #include "rope_table.cu"

@@ -1,5 +1,5 @@
-// The halves form of the warp kernels (fused_warp.cu) for ops 5, 7 and 8 (MRoPE:
-// fused_mrope_halves.cu), for calls of many waves whose rotation covers the whole head
+// The halves form of the warp kernels (fused_warp.cu) for ops 5 to 8, for calls of many
+// waves whose rotation covers the whole head
 // (rotary_dim == head_dim) and whose head is 16 x a power-of-two threads with whole chunks in
 // each half (the launcher checks): a thread owns E elements (8, 16 or 32) of the first half
 // and the E elements half a head further, each pair's two elements. So the rotation needs no
@@ -24,6 +24,13 @@
 // computed at the top of the iteration, where few values are live (with 16 or 32 elements into
 // local memory, read back like a table row), so the rare path does not raise the kernel's
 // register count nor put calls between the units.
+//
+// MRoPE (op 6) is the same kernel: a token whose three positions are equal (a text token) is
+// one row, as for one stream; any other, like a position past the table, takes the rare path at
+// the top of the iteration, which reloads the three positions and fills the lane's pairs, each
+// from its stream's row or computed. Before this form MRoPE had a kernel of one item per lane
+// group and no loop: on the H200 at 8 x 128 x 65,536 106-109 us, pipelined with 16 elements
+// 86-87 (with 8, 98).
 #include "kernels.cuh"
 #include "fused_common.cuh"
 
@@ -103,14 +110,37 @@ struct pkvk_halves_meta {
     long long slot;
 };
 
+// (MRoPE: the position when the token's three are equal, else ~0u, which no table holds: the
+// pairs then take their streams' positions, reloaded where a position past the table is
+// handled)
+template <bool MROPE>
 __device__ __forceinline__ pkvk_halves_meta pkvk_halves_meta_of(const pkvk_fused_params &p,
                                                                 unsigned item, bool live)
 {
     pkvk_halves_meta m;
     const unsigned t = live ? pkvk_div32_q(item, p.div_heads) : 0u;
     m.pos = live ? ((const unsigned *)p.pos[0])[t] : 0u;
+    if (MROPE && live) {
+        const unsigned p1 = ((const unsigned *)p.pos[1])[t], p2 = ((const unsigned *)p.pos[2])[t];
+        if (p1 != m.pos || p2 != m.pos) m.pos = ~0u;
+    }
     m.slot = live ? ((const long long *)p.slots)[t] : -1;
     return m;
+}
+
+// cos and sin of pair pr of a live item whose meta position pos no table row holds: computed
+// (one stream), or (MRoPE) from the pair's stream's position, reloaded: the table's row when
+// it holds that position, else computed
+template <bool MROPE>
+__device__ __forceinline__ void pkvk_halves_cs_past(const pkvk_fused_params &p, unsigned item,
+                                                    unsigned pos, unsigned pr, float *s, float *c)
+{
+    if constexpr (MROPE) {
+        const unsigned t = pkvk_div32_q(item, p.div_heads);
+        pkvk_rope_cs(p, ((const unsigned *)p.pos[pkvi_mrope_stream(pr, p.section)])[t], pr, s, c);
+    } else {
+        pkvk_rope_cs_computed(p, pos, pr, s, c);
+    }
 }
 
 // E elements of each half per lane (8: op 8; 16: ops 5-7), B = E / 8 units of 8. The tree
@@ -118,7 +148,7 @@ __device__ __forceinline__ pkvk_halves_meta pkvk_halves_meta_of(const pkvk_fused
 // is 16); the normalisation, rotation and stores take units b G + j (whole sectors), so a
 // lane's slots are read by others in the tree when B > 1: a warp barrier after the copies
 // arrive and before they are overwritten.
-template <bool OP8, int E, int T>
+template <bool OP8, bool MROPE, int E, int T>
 __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &p)
 {
     constexpr int B = E / 8, L = OP8 ? E / 2 : E, CT = 32 / L, U = OP8 ? 4 * B : 2 * B;
@@ -149,9 +179,9 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     unsigned tile = blockIdx.x * (blockDim.x / 32u) + wid, item;
     bool live = pkvk_halves_live(tile, tiles, ipw, sub, total, &item);
     pkvk_halves_issue<OP8, B>(p, stages[wid][0], item, live, lane, j, G);
-    pkvk_halves_meta m0 = pkvk_halves_meta_of(p, item, live);
+    pkvk_halves_meta m0 = pkvk_halves_meta_of<MROPE>(p, item, live);
     live = pkvk_halves_live(tile + nw, tiles, ipw, sub, total, &item);
-    pkvk_halves_meta m1 = pkvk_halves_meta_of(p, item, live);
+    pkvk_halves_meta m1 = pkvk_halves_meta_of<MROPE>(p, item, live);
     for (unsigned stage = 0; tile < tiles; tile += nw, stage ^= 1u) {
         if (B > 1) __syncwarp(); // the other stage's slots: read by the last tree
         live = pkvk_halves_live(tile + nw, tiles, ipw, sub, total, &item);
@@ -166,7 +196,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         const float *cs0 = loc;
         unsigned cst = 16, sd = 8;
         float c[8], s[8];
-        if constexpr (B == 1) {
+        if constexpr (B == 1 && !MROPE) {
             pkvk_warp_cs(p, live, m0.pos, 8 * j, c, s);
         } else {
             if (live && m0.pos < p.cs_len) {
@@ -176,7 +206,8 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
                 for (unsigned q = 0; q < 8 * B; q++) {
                     float cq = 0.0f, sq = 0.0f;
                     if (live)
-                        pkvk_rope_cs_computed(p, m0.pos, 8 * ((q / 8) * G + j) + q % 8, &sq, &cq);
+                        pkvk_halves_cs_past<MROPE>(p, item, m0.pos, 8 * ((q / 8) * G + j) + q % 8,
+                                                   &sq, &cq);
                     loc[(q / 8) * 16 + q % 8] = cq, loc[(q / 8) * 16 + 8 + q % 8] = sq;
                 }
             }
@@ -276,7 +307,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
             atomicAdd((unsigned long long *)p.oob, 1ull);
         m0 = m1;
         live = pkvk_halves_live(tile + 2 * nw, tiles, ipw, sub, total, &item);
-        m1 = pkvk_halves_meta_of(p, item, live);
+        m1 = pkvk_halves_meta_of<MROPE>(p, item, live);
     }
     pkvk_cp_async_wait_n<0>(); // no copy in flight at exit
 }
@@ -284,16 +315,23 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
 // 8 and 16 elements: PKVK_HALVES_BLOCKS_PER_SM blocks of 256 threads per multiprocessor, 64
 // registers; 32 elements: their stages take twice the shared memory per warp, so blocks of
 // 128 threads, PKVK_HALVES32_BLOCKS_PER_SM of them
-#define PKVK_FUSED_HALVES_KERNEL(name, op8, e, t, blocks)                                          \
+#define PKVK_FUSED_HALVES_KERNEL(name, op8, mrope, e, t, blocks)                                   \
     extern "C" __global__ void __launch_bounds__(t, blocks) name(const pkvk_fused_params p)        \
     {                                                                                              \
-        pkvk_fused_halves_body<op8, e, t>(p);                                                      \
+        pkvk_fused_halves_body<op8, mrope, e, t>(p);                                               \
     }
 
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves, false, 8, PKVK_WARP_THREADS, PKVK_HALVES_BLOCKS_PER_SM)
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16, false, 16, PKVK_WARP_THREADS,
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves, false, false, 8, PKVK_WARP_THREADS,
                          PKVK_HALVES_BLOCKS_PER_SM)
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves32, false, 32, PKVK_HALVES32_THREADS,
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16, false, false, 16, PKVK_WARP_THREADS,
+                         PKVK_HALVES_BLOCKS_PER_SM)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves32, false, false, 32, PKVK_HALVES32_THREADS,
                          PKVK_HALVES32_BLOCKS_PER_SM)
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves, true, 8, PKVK_WARP_THREADS,
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves, true, false, 8, PKVK_WARP_THREADS,
                          PKVK_HALVES_BLOCKS_PER_SM)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves, false, true, 8, PKVK_WARP_THREADS,
+                         PKVK_HALVES_BLOCKS_PER_SM)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves16, false, true, 16, PKVK_WARP_THREADS,
+                         PKVK_HALVES_BLOCKS_PER_SM)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves32, false, true, 32, PKVK_HALVES32_THREADS,
+                         PKVK_HALVES32_BLOCKS_PER_SM)

@@ -16,7 +16,7 @@
 // (`_small`) load it as soon as the position arrives, so that its latency overlaps the tree and
 // the rsqrt instead of following them.
 //
-// The halves form (fused_halves.cu, fused_mrope_halves.cu) for calls of many waves
+// The halves form (fused_halves.cu) for calls of many waves
 // that rotate the whole head.
 #include "kernels.cuh"
 #include "fused_common.cuh"
@@ -42,7 +42,7 @@ __device__ __forceinline__ void pkvk_warp_cs_row(const pkvk_fused_params &p, uns
 }
 
 // cos and sin of the pairs pr0 .. pr0 + 7 of a token at position pos (one stream; MRoPE reads
-// its own in fused_mrope_halves.cu): from the table when it holds the position (16-byte loads),
+// its own in fused_halves.cu): from the table when it holds the position (16-byte loads),
 // else computed pair by pair; 0 when the thread rotates nothing
 __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool rotated, unsigned pos,
                                              unsigned pr0, float *c, float *s)

@@ -26,8 +26,10 @@ enum {
     PKVI_K_FUSED_HALVES, /* the halves form: calls of many waves rotating whole heads */
     PKVI_K_FUSED_FP8_KV_HALVES,
     PKVI_K_FUSED_MROPE_HALVES,
-    PKVI_K_FUSED_HALVES16, /* ops 5 and 7, 16 elements of each half per thread */
-    PKVI_K_FUSED_HALVES32, /* ops 5 and 7, 32 */
+    PKVI_K_FUSED_HALVES16,       /* ops 5 and 7, 16 elements of each half per thread */
+    PKVI_K_FUSED_HALVES32,       /* ops 5 and 7, 32 */
+    PKVI_K_FUSED_MROPE_HALVES16, /* MRoPE, 16 and 32 */
+    PKVI_K_FUSED_MROPE_HALVES32,
     PKVI_K_CONVERT,
     PKVI_K_PROBE,
     PKVI_K_NUMERICS,

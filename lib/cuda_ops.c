@@ -199,9 +199,9 @@ static void halves_wave(const pkv_cuda *h, pkvi_plan *plan, unsigned threads, un
  * an item of 8-element threads is a power-of-two lane group of one warp, the rotated elements
  * come in whole halves of 8, and a token has at most 16 heads; a warp per 32 / group items.
  * Calls of many waves that rotate the whole head take the halves form (8, 16 or 32 elements
- * of each half per thread; kernels/fused_halves.cu, fused_mrope_halves.cu): before its pipeline,
- * on the H200 at 65,536 tokens, 8-30% faster than the 8-element form for ops 5, 7 and 8 and
- * for MRoPE 17-23% faster than the block kernel; pipelined, ops 5, 7 and 8 a further 9-18%
+ * of each half per thread; kernels/fused_halves.cu): before its pipeline, on the H200 at
+ * 65,536 tokens, 8-30% faster than the 8-element form for ops 5, 7 and 8 and for MRoPE 17-23%
+ * faster than the block kernel; pipelined, ops 5, 7 and 8 a further 9-18%, MRoPE 9-20%
  * (doc/PERFORMANCE.md).
  * MRoPE takes no other warp kernel: with 8 consecutive pairs per thread read row by row it
  * was 45% slower at 4 x 256 than the block kernel, and in one wave it keeps the block kernel
@@ -215,16 +215,17 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
     unsigned g = (d->cache.head_dim + epc - 1) / epc * (epc / 8u);
     unsigned hd16 = d->cache.head_dim / 16u;
     int kv = op == PKV_OP_FUSED_FP8_KV, fits8, halves;
-    /* the halves kernels of ops 5 and 7 take 16 elements of each half per thread at 4 heads
+    /* the halves kernels of ops 5 to 7 take 16 elements of each half per thread at 4 heads
      * or more of 128 elements or more (on the H200 at 65,536 tokens, two runs, 8 x 128: 5-7%
-     * faster for fused_bf16, 19-20% for fused_fp8_k; 4 x 256: as fast, 16% faster; but 16 x
-     * 64: 12% slower for fused_bf16, 1 x 128: 5-7% slower), else 8 */
-    int e16 = !kv && op != PKV_OP_FUSED_MROPE_BF16 && d->cache.head_dim >= 128u &&
-              d->cache.num_kv_heads >= 4u;
+     * faster for fused_bf16, 19-20% for fused_fp8_k, 11-12% for MRoPE; 4 x 256: as fast, 16%
+     * faster; but 16 x 64: 12% slower for fused_bf16, 1 x 128: 5-7% slower), else 8 */
+    int mrope = op == PKV_OP_FUSED_MROPE_BF16;
+    int e16 = !kv && d->cache.head_dim >= 128u && d->cache.num_kv_heads >= 4u;
     /* and 32 at 256 elements (4 threads an item; on the H200 at 4 x 256 x 65,536, fused_fp8_k
-     * 5-6% faster, fused_bf16 as fast to 7% faster, at 16,384 tokens 4% slower); with 2 or 1
-     * threads an item (head_dim 128, 64) each copy and store reaches 32 or 16 bytes of an
-     * item, twice or four times the memory requests of 16 elements, and it was 27-155% slower */
+     * 5-6% faster, fused_bf16 as fast to 7% faster, at 16,384 tokens 4% slower; MRoPE 6% faster
+     * than with 8); with 2 or 1 threads an item (head_dim 128, 64) each copy and store reaches 32
+     * or 16 bytes of an item, twice or four times the memory requests of 16 elements, and it was
+     * 27-155% slower */
     int e32 = e16 && d->cache.head_dim >= 256u;
     unsigned gh = d->cache.head_dim / (e32 ? 64u : e16 ? 32u : 16u);
     if (!p->cs_table || d->cache.num_kv_heads > 16u || g == 0 || g > 32u || (g & (g - 1u)) ||
@@ -236,30 +237,29 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
              (hd16 & (hd16 - 1u)) == 0 && d->cache.head_dim == 16u * hd16 &&
              ((d->cache.head_dim / 2u) % epc == 0 || d->cache.head_dim == epc);
     fits8 = warp_grid(g, items, plan);
-    if (op == PKV_OP_FUSED_MROPE_BF16) {
-        /* MRoPE only in the halves form, each pair's cos and sin read from its stream's row;
-         * one wave and the 8-element form read rows pair by pair slower than the block kernel
-         * shares them */
-        g = hd16;
-        if (!halves || (fits8 && plan->grid <= (unsigned)h->sm_count) || !warp_grid(g, items, plan))
-            return 0;
-        plan->kernel = PKVI_K_FUSED_MROPE_HALVES; /* one item per lane group: no loop */
-    } else if (fits8 && plan->grid <= (unsigned)h->sm_count) {
+    /* MRoPE only in the halves form, each pair's cos and sin from its stream's row; in one
+     * wave and in the 8-element form, whose threads read rows pair by pair, it was slower
+     * than the block kernel, which shares them */
+    if (mrope && (!halves || (fits8 && plan->grid <= (unsigned)h->sm_count))) return 0;
+    if (!mrope && fits8 && plan->grid <= (unsigned)h->sm_count) {
         /* one wave: the _small kernels, which load the table row before the tree (1 x 128 at
          * one token on the H200: see doc/PERFORMANCE.md; the halves form was 6-21% slower
          * there in graph replays) */
         plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_WARP_SMALL : PKVI_K_FUSED_WARP_SMALL;
     } else if (halves && warp_grid(gh, items, plan)) {
         g = gh;
-        plan->kernel = kv    ? PKVI_K_FUSED_FP8_KV_HALVES
-                       : e32 ? PKVI_K_FUSED_HALVES32
-                       : e16 ? PKVI_K_FUSED_HALVES16
-                             : PKVI_K_FUSED_HALVES;
+        plan->kernel = kv      ? PKVI_K_FUSED_FP8_KV_HALVES
+                       : mrope ? (e32   ? PKVI_K_FUSED_MROPE_HALVES32
+                                  : e16 ? PKVI_K_FUSED_MROPE_HALVES16
+                                        : PKVI_K_FUSED_MROPE_HALVES)
+                       : e32   ? PKVI_K_FUSED_HALVES32
+                       : e16   ? PKVI_K_FUSED_HALVES16
+                               : PKVI_K_FUSED_HALVES;
         if (e32)
             halves_wave(h, plan, PKVK_HALVES32_THREADS, PKVK_HALVES32_BLOCKS_PER_SM);
         else
             halves_wave(h, plan, 256u, PKVK_HALVES_BLOCKS_PER_SM);
-    } else if (fits8) {
+    } else if (fits8 && !mrope) {
         warp_grid(g, items, plan);
         plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_WARP : PKVI_K_FUSED_WARP;
     } else {

@@ -1,7 +1,7 @@
 /* The CUDA launcher's kernel choice for fused calls whose buffers are 16-byte aligned
  * (lib/cuda_ops.c): the warp kernels with a matching cos/sin table and at most 16 heads, in
  * their _small form when the call fits one wave, else in the halves form where the whole head
- * is rotated and each half is whole chunks; the 16-byte block kernels for MRoPE, more
+ * is rotated and each half is whole chunks; the 16-byte block kernels for MRoPE in one wave, more
  * heads, no table, and item counts past the warp kernels' 32-bit indices; the element kernels
  * whenever a slot, stride or row could leave the 16-byte kernels' 32 x 32-bit offset
  * arithmetic. Only descriptors and plans: nothing is launched and the addresses are never
@@ -72,12 +72,14 @@ static void with_table(pkv_cuda *h)
     is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_HALVES16, "  and for fused_fp8_k");
     is_int(kernel(h, kv, &d, &grid), PKVI_K_FUSED_FP8_KV_HALVES, "  fused_fp8_kv: 8 elements");
     is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM, "  one wave of blocks");
-    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_HALVES,
-           "  MRoPE: its halves form");
-    is_int(grid, 65536 * 16 / 4 / 8, "  a lane group per item, no loop: 4 items a warp");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_HALVES16,
+           "  MRoPE: its halves form, 16 elements");
+    is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM, "  one wave of blocks");
     is_int(last_block, 256, "  blocks of 256 threads");
     d = desc(2, 128, 65536);
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "2 x 128: 8 elements of each half");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES,
+           "  and for MRoPE");
     d.rotary_dim = 64; /* a table for another rotary_dim: the block kernel without it */
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_VEC, "  rotary_dim 64: no table");
     d = desc(17, 128, 65536);
@@ -86,17 +88,24 @@ static void with_table(pkv_cuda *h)
      * must stay below 2^32 / 32. 16 heads of 4 threads (16 elements), 8 items a warp: */
     d = desc(16, 128, (1u << 26) - 5u);
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES16, "2^30 - 80 items: halves form");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES16,
+           "  and MRoPE's");
     d = desc(16, 128, (1u << 26) - 4u);
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_VEC_TAB, "2^30 - 64 items: block kernel");
-    /* 16 heads of 8 threads (fused_fp8_kv; MRoPE), 4 items a warp */
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_VEC_TAB, "  and MRoPE's");
+    /* 16 heads of 8 threads (fused_fp8_kv), 4 items a warp */
     d = desc(16, 128, (1u << 25) - 3u);
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES,
            "2^29 - 48 items: fused_fp8_kv halves");
-    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES,
-           "  and MRoPE's");
     d = desc(16, 128, (1u << 25) - 2u);
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_VEC16_TAB, "2^29 - 32 items: block kernel");
-    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_VEC_TAB, "  and MRoPE's");
+    /* 2 heads of 8 threads (MRoPE's 8 elements), 4 items a warp: the same bound in items */
+    d = desc(2, 128, (1u << 28) - 24u);
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES,
+           "2 x 128, 2^29 - 48 items: MRoPE halves");
+    d = desc(2, 128, (1u << 28) - 16u);
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_VEC_TAB,
+           "  2^29 - 32 items: block kernel");
     if (pkv_cuda_rope_table(h, 1e4f, 256, 1000) != PKV_OK) bail("%s", pkv_last_error());
     d = desc(4, 256, 65536);
     is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES32,
@@ -106,8 +115,10 @@ static void with_table(pkv_cuda *h)
     is_int(last_block, PKVK_HALVES32_THREADS, "  of %d threads", PKVK_HALVES32_THREADS);
     is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_HALVES32, "  and for fused_fp8_k");
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES, "  fused_fp8_kv: 8 elements");
-    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES,
-           "  MRoPE: its halves form");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_HALVES32,
+           "  MRoPE: its halves form, 32 elements");
+    is_int(grid, (long long)h->sm_count * PKVK_HALVES32_BLOCKS_PER_SM, "  one wave of its blocks");
+    is_int(last_block, PKVK_HALVES32_THREADS, "  of %d threads", PKVK_HALVES32_THREADS);
     d = desc(2, 256, 65536);
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "2 x 256: 8 elements of each half");
     /* 16 heads of 4 threads (32 elements of each half), 8 items a warp, as for 16 x 128 */
@@ -141,6 +152,7 @@ static void with_table(pkv_cuda *h)
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "16 x 64, many waves: halves form");
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES,
            "  and fused_fp8_kv (its chunk is the whole head)");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES, "  and MRoPE");
     if (pkv_cuda_rope_table(h, 1e4f, 128, 1000) != PKV_OK) bail("%s", pkv_last_error());
 }
 

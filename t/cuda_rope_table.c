@@ -252,53 +252,75 @@ static void really_read(pkv_cuda *h)
     }
 }
 
-/* MRoPE in the halves form (4 heads, 4096 tokens, the whole head rotated): three position
- * streams, each pair's cos and sin from its own stream's row, interleaved (sections all 0) and
- * with explicit sections; a twelfth of the tokens have a position past the table in one stream
- * (computed, not read), and a third have three equal positions (text tokens: one row read for
- * every pair; one in eight of those past the table). */
+/* MRoPE in the halves form (4096 tokens, the whole head rotated), at every element count of
+ * its kernels: three position streams, each pair's cos and sin from its own stream's row,
+ * interleaved (sections all 0) and with explicit sections; a twelfth of the tokens have a
+ * position past the table in one stream (computed, not read), and a third have three equal
+ * positions (text tokens: one row read for every pair; one in eight of those past the table).
+ * Each also on a grid for one multiprocessor, whose warps loop over many tiles (the positions
+ * are loaded a tile ahead). */
 static void mrope_halves(pkv_cuda *h)
 {
-    static const uint32_t sections[2][3] = {{0, 0, 0}, {24, 20, 20}};
+    static const struct {
+        uint32_t heads, hd;
+        int want;
+    } gs[] = {{4, 128, PKVI_K_FUSED_MROPE_HALVES16},
+              {2, 128, PKVI_K_FUSED_MROPE_HALVES},
+              {16, 64, PKVI_K_FUSED_MROPE_HALVES},
+              {4, 256, PKVI_K_FUSED_MROPE_HALVES32}};
     pkvi_rng r = {0x2545f4914f6cdd1dull};
-    for (int v = 0; v < 2; v++) {
-        const uint64_t a = 1u << 20, pos[3] = {a, a, a};
-        uint32_t *ph, *pw;
-        pkvi_case c;
-        pkvk_fused_params prm;
-        pkvi_plan plan;
-        unsigned long long bad;
-        plain_case(&c, 0, 4, 128, 4096);
-        ph = malloc(4096 * 4);
-        pw = malloc(4096 * 4);
-        if (!ph || !pw) bail("out of memory");
-        for (uint32_t t = 0; t < 4096; t++) {
-            ph[t] = (uint32_t)(pkvi_rng_next(&r) % 1000);
-            pw[t] = (uint32_t)(pkvi_rng_next(&r) % 1000) + (t % 12 == 5 ? 1000u : 0u);
-            if (t % 24 == 9) c.pos[0][t] += 1000; /* equal, and past the table */
-            if (t % 3 == 0) ph[t] = pw[t] = c.pos[0][t];
+    for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++)
+        for (int v = 0; v < 2; v++) {
+            const uint64_t a = 1u << 20, pos[3] = {a, a, a};
+            const uint32_t hd = gs[gi].hd, sec[3] = {v ? 24 * hd / 128 : 0, v ? 20 * hd / 128 : 0,
+                                                     v ? 20 * hd / 128 : 0};
+            const int sms = h->sm_count, per_sm = gs[gi].want == PKVI_K_FUSED_MROPE_HALVES32
+                                                      ? PKVK_HALVES32_BLOCKS_PER_SM
+                                                      : PKVK_HALVES_BLOCKS_PER_SM;
+            uint32_t *ph, *pw;
+            pkvi_case c;
+            pkvk_fused_params prm;
+            pkvi_plan plan;
+            unsigned long long bad;
+            plain_case(&c, 0, gs[gi].heads, hd, 4096);
+            ph = malloc(4096 * 4);
+            pw = malloc(4096 * 4);
+            if (!ph || !pw) bail("out of memory");
+            for (uint32_t t = 0; t < 4096; t++) {
+                ph[t] = (uint32_t)(pkvi_rng_next(&r) % 1000);
+                pw[t] = (uint32_t)(pkvi_rng_next(&r) % 1000) + (t % 12 == 5 ? 1000u : 0u);
+                if (t % 24 == 9) c.pos[0][t] += 1000; /* equal, and past the table */
+                if (t % 3 == 0) ph[t] = pw[t] = c.pos[0][t];
+            }
+            c.pos[1] = ph;
+            c.pos[2] = pw;
+            memcpy(c.f.mrope_section, sec, sizeof c.f.mrope_section);
+            if (pkv_cuda_rope_table(h, 1e4f, hd, 1000) != PKV_OK) bail("%s", pkv_last_error());
+            is_int(pkvi_cuda_fused_plan(h, PKV_OP_FUSED_MROPE_BF16, &c.f, a, a, a, pos, a, a, a, 0,
+                                        &prm, &plan) == PKV_OK
+                       ? plan.kernel
+                       : -2,
+                   gs[gi].want, "MRoPE %u x %u, sections %u %u %u: the halves form", gs[gi].heads,
+                   hd, sec[0], sec[1], sec[2]);
+            is_int((long long)run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c), 0,
+                   "  three streams, table of 1000 == reference");
+            h->sm_count = 1;
+            ok(pkvi_cuda_fused_plan(h, PKV_OP_FUSED_MROPE_BF16, &c.f, a, a, a, pos, a, a, a, 0,
+                                    &prm, &plan) == PKV_OK &&
+                   plan.kernel == gs[gi].want && plan.grid == (unsigned)per_sm,
+               "  on one multiprocessor: the same kernel, %d blocks", per_sm);
+            is_int((long long)run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c), 0,
+                   "  one multiprocessor's grid: the same");
+            h->sm_count = sms;
+            pkv_cuda_fill(h, h->cs_table, 0x3f, (size_t)1000 * hd * 4);
+            bad = run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c);
+            ok(bad > 0 && bad != ~0ull, "  overwritten table: %llu bytes differ (it is read)", bad);
+            pkv_cuda_rope_table(h, 1e4f, hd, 0);
+            free(ph);
+            free(pw);
+            c.pos[1] = c.pos[2] = c.pos[0];
+            pkvi_case_free(&c);
         }
-        c.pos[1] = ph;
-        c.pos[2] = pw;
-        memcpy(c.f.mrope_section, sections[v], sizeof c.f.mrope_section);
-        if (pkv_cuda_rope_table(h, 1e4f, 128, 1000) != PKV_OK) bail("%s", pkv_last_error());
-        is_int(pkvi_cuda_fused_plan(h, PKV_OP_FUSED_MROPE_BF16, &c.f, a, a, a, pos, a, a, a, 0,
-                                    &prm, &plan) == PKV_OK
-                   ? plan.kernel
-                   : -2,
-               PKVI_K_FUSED_MROPE_HALVES, "MRoPE sections %u %u %u: the halves form",
-               sections[v][0], sections[v][1], sections[v][2]);
-        is_int((long long)run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c), 0,
-               "  three streams, table of 1000 == reference");
-        pkv_cuda_fill(h, h->cs_table, 0x3f, (size_t)1000 * 128 * 4);
-        bad = run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c);
-        ok(bad > 0 && bad != ~0ull, "  overwritten table: %llu bytes differ (it is read)", bad);
-        pkv_cuda_rope_table(h, 1e4f, 128, 0);
-        free(ph);
-        free(pw);
-        c.pos[1] = c.pos[2] = c.pos[0];
-        pkvi_case_free(&c);
-    }
 }
 
 int main(void)
