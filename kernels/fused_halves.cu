@@ -153,6 +153,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
 {
     constexpr int B = E / 8, L = OP8 ? E / 2 : E, CT = 32 / L, U = OP8 ? 4 * B : 2 * B;
     constexpr unsigned W = T / 32;
+    constexpr bool WORDS = !OP8 && E == 8; // the tree of word reads when chunks span 4 lanes
     __shared__ uint4 stages[W][2][U * 32];
     // 1 + w: row hf 2B + 2b + k of lane j's unit b G + j (G = head_dim / (2 E) <= 32 / B)
     __shared__ float4 w1[4 * B][32 / B];
@@ -217,7 +218,39 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         if (B > 1) __syncwarp(); // every lane's copies of this stage have arrived
         const uint4 *cur = stages[wid][stage];
         float sum;
-        if (E == 32 || G * L >= 32) {
+        if (WORDS && G >= 4) {
+            // a chunk of 32 leaves on 4 lanes, a lane reading word w (leaves 2w, 2w + 1) of
+            // each of the chunk's 4 slots: levels 16 and 8 add in the lane and only levels 4
+            // and 2 shuffle, 2 values each (with each lane's own 8 leaves, as the other forms
+            // read them, both levels shuffle 8: 32 shuffles and 32 adds a tile, not 8 and 22).
+            // The chunks of a warp start their slots at different words' banks (rot), so the
+            // 4-byte reads are conflict-free; level 16 pairs slot m with m + 2, whatever the
+            // rotation.
+            const unsigned w = lane & 3u, base = lane & ~3u, rot = (lane >> 3) & 3u;
+            float part[2];
+#pragma unroll
+            for (int hf = 0; hf < 2; hf++) {
+                float sq[4][2];
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    const unsigned u =
+                        ((const unsigned *)&cur[hf * 32 + base + ((k + rot) & 3u)])[w];
+                    const float x0 = __uint_as_float(u << 16),
+                                x1 = __uint_as_float(u & 0xffff0000u);
+                    sq[k][0] = __fmul_rn(x0, x0), sq[k][1] = __fmul_rn(x1, x1);
+                }
+                float s0 = __fadd_rn(__fadd_rn(sq[0][0], sq[2][0]), __fadd_rn(sq[1][0], sq[3][0])),
+                      s1 = __fadd_rn(__fadd_rn(sq[0][1], sq[2][1]), __fadd_rn(sq[1][1], sq[3][1]));
+                s0 = __fadd_rn(s0, __shfl_xor_sync(0xffffffffu, s0, 2));
+                s1 = __fadd_rn(s1, __shfl_xor_sync(0xffffffffu, s1, 2));
+                s0 = __fadd_rn(s0, __shfl_xor_sync(0xffffffffu, s0, 1));
+                s1 = __fadd_rn(s1, __shfl_xor_sync(0xffffffffu, s1, 1));
+                part[hf] = __fadd_rn(s0, s1);
+            }
+            sum = __fadd_rn(part[0], part[1]);
+            for (unsigned off = G / CT >> 1; off; off >>= 1) // chunks of the first half
+                sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, off * CT));
+        } else if (!WORDS && (E == 32 || G * L >= 32)) {
             float part[2];
 #pragma unroll
             for (int hf = 0; hf < 2; hf++) {
