@@ -5,7 +5,8 @@
  * from HBM. With --graph every launch is captured into a CUDA graph (one node per input set)
  * and the graph replays are timed, which is how engines run decode steps.
  *
- *   pkv bench [--quick] [--graph] [--rope-table] [--op NAME] [--tokens N] [--csv FILE]
+ *   pkv bench [--quick] [--graph] [--rope-table] [--op NAME] [--tokens N] [--heads N]
+ *             [--csv FILE]
  *
  * With --rope-table the handle gets a cos/sin table (pkv_cuda_rope_table) covering every
  * position the cases use, before each fused case: the fused ops and the chain's RoPE kernel
@@ -178,6 +179,7 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
                 if (o->quick && (t % 2 || gi % 2)) continue;
                 if (o->only_op && strcmp(o->only_op, pkv_op_name((pkv_op)op)) != 0) continue;
                 if (o->only_tokens && o->only_tokens != toks[t]) continue;
+                if (o->only_heads && o->only_heads != geo[gi][0]) continue;
                 memset(&b, 0, sizeof b);
                 b.op = op;
                 b.nkv = geo[gi][0];

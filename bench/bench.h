@@ -9,6 +9,7 @@ typedef struct pkvi_bench_opts {
     const char *only_op;  /* or NULL: one op by name */
     unsigned only_tokens; /* or 0: one token count */
     int rope_table;       /* fused ops read cos/sin from a pkv_cuda_rope_table table */
+    unsigned only_heads;  /* or 0: the geometry of that many KV heads */
 } pkvi_bench_opts;
 
 /* Run it; returns the exit status (3 when a baseline's bytes differ from the op's). */

@@ -20,7 +20,7 @@ static const char usage[] =
     "  bench      time every op on GPU 0 against the copy bandwidth and an empty kernel\n"
     "             and a baseline (--quick: fewer rows; --graph: time CUDA-graph replays;\n"
     "             --rope-table: fused ops read cos/sin from a table; --op NAME,\n"
-    "             --tokens N: those rows only; --csv FILE: also write CSV)\n"
+    "             --tokens N, --heads N: those rows only; --csv FILE: also write CSV)\n"
     "  info       print the build configuration and the GPUs found\n"
     "  --help     print this help\n"
     "  --version  print the version\n";
@@ -56,7 +56,8 @@ static int info(void)
         }
     }
     printf("ops:          ");
-    for (int op = 0; op < PKV_OP_COUNT; op++) printf(" %s", pkv_op_name((pkv_op)op));
+    for (int op = 0; op < PKV_OP_COUNT; op++)
+        printf(" %s", pkv_op_name((pkv_op)op));
     printf("\n");
     return 0;
 }
@@ -73,15 +74,22 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "info") == 0) return info();
     if (strcmp(argv[1], "bench") == 0) {
-        pkvi_bench_opts o = {0, 0, NULL, NULL, 0, 0};
+        pkvi_bench_opts o = {0, 0, NULL, NULL, 0, 0, 0};
         for (int i = 2; i < argc; i++) {
-            if (strcmp(argv[i], "--quick") == 0) o.quick = 1;
-            else if (strcmp(argv[i], "--graph") == 0) o.graph = 1;
-            else if (strcmp(argv[i], "--rope-table") == 0) o.rope_table = 1;
-            else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) o.csv_path = argv[++i];
-            else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) o.only_op = argv[++i];
+            if (strcmp(argv[i], "--quick") == 0)
+                o.quick = 1;
+            else if (strcmp(argv[i], "--graph") == 0)
+                o.graph = 1;
+            else if (strcmp(argv[i], "--rope-table") == 0)
+                o.rope_table = 1;
+            else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
+                o.csv_path = argv[++i];
+            else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc)
+                o.only_op = argv[++i];
             else if (strcmp(argv[i], "--tokens") == 0 && i + 1 < argc)
                 o.only_tokens = (unsigned)strtoul(argv[++i], NULL, 10);
+            else if (strcmp(argv[i], "--heads") == 0 && i + 1 < argc)
+                o.only_heads = (unsigned)strtoul(argv[++i], NULL, 10);
             else {
                 fprintf(stderr, "pkv bench: unknown argument '%s'\n", argv[i]);
                 return 2;
