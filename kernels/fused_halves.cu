@@ -1,15 +1,17 @@
 // The halves form of the warp kernels (fused_warp.cu) for ops 5 to 8, for calls of many
-// waves whose rotation covers the whole head
-// (rotary_dim == head_dim) and whose head is 16 x a power-of-two threads with whole chunks in
-// each half (the launcher checks): a thread owns E elements (8, 16 or 32) of the first half
-// and the E elements half a head further, each pair's two elements. So the rotation needs no
+// waves whose rotation covers the whole head (rotary_dim == head_dim) and whose head is
+// 16 x a power-of-two threads with whole chunks in each half (the launcher checks): a thread
+// owns E elements (8, 16 or 32) of the first half and the E elements half a head further,
+// each pair's two elements. So the rotation needs no
 // shuffles, the thread reads only its pairs' cos and sin, and the item's fixed work (indices,
 // slot, rsqrt) is spread over 2 E elements. When each half is whole chunks, the chunk trees
 // run per half, the chunk butterfly's top level (chunk c with c + chunks / 2) adds the
 // thread's two halves and the lower levels shuffle; when the head is one chunk, see below.
-// A chunk of 32 leaves lies on 4 lanes (E = 8: the two top levels shuffle), on 2 (E = 16: a
-// lane reads the chunk's units j and j + 2, so the top level adds in the lane and only level
-// 8 shuffles), or on 1 (E = 32: no shuffle).
+// A chunk of 32 leaves lies on 4 lanes (E = 8: a lane reads one word of each of the chunk's
+// 4 units, so levels 16 and 8 add in the lane and levels 4 and 2 shuffle 2 values; op 8's
+// pair leaves: the two top levels shuffle), on 2 (E = 16: a lane reads the chunk's units j and
+// j + 2, so the top level adds in the lane and only level 8 shuffles), or on 1 (E = 32: no
+// shuffle).
 //
 // Pipelined: the launcher gives at most one wave of blocks, and each warp walks its tiles (32 /
 // group items each) a grid's warps apart. The K (and V) rows of the next tile are copied into
