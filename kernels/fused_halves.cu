@@ -20,9 +20,9 @@
 // is loaded before its tree, from a position that arrived a tile ago, and with 16 or 32
 // elements each later unit's cos and sin a unit ahead. Warps that each waited for one item's
 // loads, worked, stored and exited left the memory system idle between (on the H200, 18% of
-// that kernel's stall samples were waits for K and 18% for the table row). With 8 elements a
-// lane copies and reads only its own 16-byte slots; with more the tree reads other lanes'
-// slots, ordered by warp barriers. A position past the table has its pairs' cos and sin
+// that kernel's stall samples were waits for K and 18% for the table row). Op 8's lanes
+// copy and read only their own 16-byte slots; in the other kernels the tree reads other
+// lanes' slots, ordered by warp barriers. A position past the table has its pairs' cos and sin
 // computed at the top of the iteration, where few values are live (with 16 or 32 elements into
 // local memory, read back like a table row), so the rare path does not raise the kernel's
 // register count nor put calls between the units.
@@ -186,7 +186,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     live = pkvk_halves_live(tile + nw, tiles, ipw, sub, total, &item);
     pkvk_halves_meta m1 = pkvk_halves_meta_of<MROPE>(p, item, live);
     for (unsigned stage = 0; tile < tiles; tile += nw, stage ^= 1u) {
-        if (B > 1) __syncwarp(); // the other stage's slots: read by the last tree
+        if (B > 1 || WORDS) __syncwarp(); // the other stage's slots: read by the last tree
         live = pkvk_halves_live(tile + nw, tiles, ipw, sub, total, &item);
         pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], item, live, lane, j, G);
         live = pkvk_halves_live(tile, tiles, ipw, sub, total, &item);
@@ -217,7 +217,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
             pkvk_halves_cs(cs0, sd, c, s);
         }
         pkvk_cp_async_wait_n<1>();
-        if (B > 1) __syncwarp(); // every lane's copies of this stage have arrived
+        if (B > 1 || WORDS) __syncwarp(); // every lane's copies of this stage have arrived
         const uint4 *cur = stages[wid][stage];
         float sum;
         if (WORDS && G >= 4) {
