@@ -224,7 +224,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
             // a chunk of 32 leaves on 4 lanes, a lane reading word w (leaves 2w, 2w + 1) of
             // each of the chunk's 4 slots: levels 16 and 8 add in the lane and only levels 4
             // and 2 shuffle, 2 values each (with each lane's own 8 leaves, as the other forms
-            // read them, both levels shuffle 8: 32 shuffles and 32 adds a tile, not 8 and 22).
+            // read them, both levels shuffle 8: 32 shuffles and 46 adds a tile, not 8 and 22).
             // The chunks of a warp start their slots at different words' banks (rot), so the
             // 4-byte reads are conflict-free; level 16 pairs slot m with m + 2, whatever the
             // rotation.
