@@ -143,6 +143,7 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
     size_t scratch = SCRATCH_BYTES;
     pkvi_CUstream st = NULL;
     int disagree = 0;
+    char mode[32];
     if (pkv_cuda_open(0, &pkvi_bench_gpu) != PKV_OK) pkvi_bench_die("no GPU");
     if (o->csv_path && !(csv = fopen(o->csv_path, "w"))) {
         fprintf(stderr, "pkv bench: cannot write %s\n", o->csv_path);
@@ -157,10 +158,13 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
     scratch_a = pkvi_bench_alloc(scratch, 0);
     scratch_b = pkvi_bench_alloc(scratch, 0);
     empty_out = scratch_a;
-    printf("device: %s\nmode: %s%s; medians of %d, event to event\n",
+    snprintf(mode, sizeof mode, "%s%s%s", o->graph ? "graph" : "launch",
+             o->rope_table ? "+table" : "", o->vision ? "+vision" : "");
+    printf("device: %s\nmode: %s%s%s; medians of %d, event to event\n",
            pkv_cuda_describe(pkvi_bench_gpu),
            o->graph ? "CUDA graph replays (per launch)" : "single launches",
-           o->rope_table ? ", fused ops with a cos/sin table" : "", ITERS);
+           o->rope_table ? ", fused ops with a cos/sin table" : "",
+           o->vision ? ", MRoPE tokens an image's patches" : "", ITERS);
     printf("host overhead before the launch: write_bf16 %.3f us, fused_bf16 (rotary 128, "
            "inv_freq table) %.3f us\n",
            host_overhead_us(0), host_overhead_us(1));
@@ -185,6 +189,7 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
                 b.nkv = geo[gi][0];
                 b.hd = geo[gi][1];
                 b.tokens = toks[t];
+                b.vision = o->vision;
                 pkvi_bench_setup(&b);
                 if (o->rope_table && pkvi_bench_is_fused(op) &&
                     pkv_cuda_rope_table(pkvi_bench_gpu, b.f.theta, b.f.rotary_dim,
@@ -215,10 +220,8 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
                     fprintf(csv,
                             "%s,%s,%u,%u,%u,%.3f,%.3f,%.3f,%.0f,%.1f,%.1f,%.1f,%.3f,%.3f,%s,"
                             "%.3f,%.3f,%.3f,%.1f\n",
-                            o->graph ? (o->rope_table ? "graph+table" : "graph")
-                                     : (o->rope_table ? "launch+table" : "launch"),
-                            pkv_op_name((pkv_op)op), b.nkv, b.hd, b.tokens, s.median, s.p10, s.p90,
-                            bytes, gbps, copy_gbps, 100.0 * gbps / copy_gbps, empty.median,
+                            mode, pkv_op_name((pkv_op)op), b.nkv, b.hd, b.tokens, s.median, s.p10,
+                            s.p90, bytes, gbps, copy_gbps, 100.0 * gbps / copy_gbps, empty.median,
                             s.median / empty.median,
                             pkvi_bench_is_fused(op) ? "unfused_chain" : "one_thread_per_element",
                             base.median, base.median / s.median, norope.median, rope_pct);

@@ -10,6 +10,7 @@ typedef struct pkvi_bench_opts {
     unsigned only_tokens; /* or 0: one token count */
     int rope_table;       /* fused ops read cos/sin from a pkv_cuda_rope_table table */
     unsigned only_heads;  /* or 0: the geometry of that many KV heads */
+    int vision;           /* MRoPE's tokens are an image's patches, not text */
 } pkvi_bench_opts;
 
 /* Run it; returns the exit status (3 when a baseline's bytes differ from the op's). */

@@ -9,18 +9,20 @@
 #include <stdint.h>
 
 #define L2_BYTES (64u << 20)            /* rotate sets until at least twice this is touched */
-#define PKVI_BENCH_POS0 1000u         /* token t is at position PKVI_BENCH_POS0 + t */
+#define PKVI_BENCH_POS0 1000u           /* token t is at position PKVI_BENCH_POS0 + t */
 #define SCRATCH_BYTES ((size_t)1 << 30) /* each of the copy's two buffers */
 
 enum { RUN_OP, RUN_BASELINE, RUN_EMPTY, RUN_COPY };
 
 typedef struct set {
     uint64_t k, v, w, pos, slots, kc, vc;
+    uint64_t mpos[3]; /* MRoPE's three streams with vision, else 0: each stream is pos */
 } set;
 
 typedef struct bench_case {
     uint32_t nkv, hd, tokens;
     int op;
+    int vision; /* MRoPE's tokens are an image's patches (pkvi_bench_setup), not text */
     size_t nsets;
     set s[64];
     uint64_t scratch; /* the chain's intermediate */

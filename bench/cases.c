@@ -64,6 +64,26 @@ double pkvi_bench_op_bytes(int op, uint64_t T, uint64_t row, uint32_t hd)
     }
 }
 
+/* MRoPE's streams for an image of T patches after PKVI_BENCH_POS0 text tokens, as Qwen2-VL
+ * numbers them: temporal PKVI_BENCH_POS0 for all, height and width PKVI_BENCH_POS0 plus the
+ * patch's row and column in a square grid. The three differ for every patch but the first, so
+ * the kernels read three rows a token, from few rows in all (text tokens read one). */
+static void vision_positions(bench_case *b, uint32_t *pos)
+{
+    uint64_t T = b->tokens, side = 1;
+    while (side * side < T)
+        side++;
+    for (int st = 0; st < 3; st++) {
+        for (uint64_t t = 0; t < T; t++)
+            pos[t] = PKVI_BENCH_POS0 + (uint32_t)(st == 0 ? 0 : st == 1 ? t / side : t % side);
+        for (size_t i = 0; i < b->nsets; i++) {
+            b->s[i].mpos[st] = pkvi_bench_alloc(T * 4, 0);
+            if (pkv_cuda_upload(pkvi_bench_gpu, b->s[i].mpos[st], pos, T * 4))
+                pkvi_bench_die("upload");
+        }
+    }
+}
+
 void pkvi_bench_setup(bench_case *b)
 {
     uint64_t row = (uint64_t)b->nkv * b->hd, T = b->tokens;
@@ -106,6 +126,7 @@ void pkvi_bench_setup(bench_case *b)
             pkv_cuda_upload(pkvi_bench_gpu, s->pos, pos, T * 4))
             pkvi_bench_die("upload");
     }
+    if (b->vision && b->op == PKV_OP_FUSED_MROPE_BF16) vision_positions(b, pos);
     b->scratch = pkvi_bench_is_fused(b->op) ? pkvi_bench_alloc(T * row * 4, 0) : 0;
     free(slots);
     free(pos);
@@ -115,9 +136,10 @@ void pkvi_bench_teardown(bench_case *b)
 {
     for (size_t i = 0; i < b->nsets; i++) {
         set *s = &b->s[i];
-        uint64_t *all[] = {&s->k, &s->v, &s->w, &s->pos, &s->slots, &s->kc, &s->vc};
+        uint64_t *all[] = {&s->k,  &s->v,  &s->w,       &s->pos,     &s->slots,
+                           &s->kc, &s->vc, &s->mpos[0], &s->mpos[1], &s->mpos[2]};
         for (size_t j = 0; j < sizeof all / sizeof *all; j++)
-            pkv_cuda_free(pkvi_bench_gpu, *all[j]);
+            if (*all[j]) pkv_cuda_free(pkvi_bench_gpu, *all[j]);
     }
     if (b->scratch) pkv_cuda_free(pkvi_bench_gpu, b->scratch);
 }
@@ -131,6 +153,11 @@ static void launch2(int k, uint64_t grid, unsigned block, void *params, uint64_t
                                                            1, block, 1, 1, 0, stream, args, NULL),
                         "cuLaunchKernel");
     pkvi_cuda_leave(pkvi_bench_gpu);
+}
+
+static uint64_t stream_pos(const set *s, int st)
+{
+    return s->mpos[st] ? s->mpos[st] : s->pos;
 }
 
 static pkv_status run_op(const bench_case *b, const set *s, void *st)
@@ -147,8 +174,9 @@ static pkv_status run_op(const bench_case *b, const set *s, void *st)
     case PKV_OP_FUSED_BF16:
         return pkv_cuda_fused_bf16(pkvi_bench_gpu, f, s->k, s->w, s->pos, s->slots, s->kc, 0, st);
     case PKV_OP_FUSED_MROPE_BF16:
-        return pkv_cuda_fused_mrope_bf16(pkvi_bench_gpu, f, s->k, s->w, s->pos, s->pos, s->pos,
-                                         s->slots, s->kc, 0, st);
+        return pkv_cuda_fused_mrope_bf16(pkvi_bench_gpu, f, s->k, s->w, stream_pos(s, 0),
+                                         stream_pos(s, 1), stream_pos(s, 2), s->slots, s->kc, 0,
+                                         st);
     case PKV_OP_FUSED_FP8_K:
         return pkv_cuda_fused_fp8_k(pkvi_bench_gpu, f, s->k, s->w, s->pos, s->slots, s->kc, 0, st);
     default:
@@ -173,7 +201,7 @@ static void run_baseline(const bench_case *b, const set *s, void *st)
             pkvi_bench_die("naive write");
     } else {
         pkvk_fused_params p;
-        const uint64_t pos[3] = {s->pos, s->pos, s->pos};
+        const uint64_t pos[3] = {stream_pos(s, 0), stream_pos(s, 1), stream_pos(s, 2)};
         if (pkvi_cuda_fused_plan(pkvi_bench_gpu, (pkv_op)b->op, &b->f, s->k, s->v, s->w, pos,
                                  s->slots, s->kc, b->op == PKV_OP_FUSED_FP8_KV ? s->vc : 0, 0, &p,
                                  &plan))

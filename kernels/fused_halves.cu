@@ -30,9 +30,10 @@
 // MRoPE (op 6) is the same kernel: a token whose three positions are equal (a text token) is
 // one row, as for one stream; any other, like a position past the table, takes the rare path at
 // the top of the iteration, which reloads the three positions and fills the lane's pairs, each
-// from its stream's row or computed. Before this form MRoPE had a kernel of one item per lane
-// group and no loop: on the H200 at 8 x 128 x 65,536 106-109 us, pipelined with 16 elements
-// 86-87 (with 8, 98).
+// from its stream's row or computed (pkvk_mrope_rows). Before this form MRoPE had a kernel of
+// one item per lane group and no loop: on the H200 at 8 x 128 x 65,536 106-109 us, pipelined
+// with 16 elements 86-87 (with 8, 98); but tokens of three distinct positions took 118 us
+// there and take 158 here (doc/PERFORMANCE.md).
 #include "kernels.cuh"
 #include "fused_common.cuh"
 
@@ -145,6 +146,47 @@ __device__ __forceinline__ void pkvk_halves_cs_past(const pkvk_fused_params &p, 
     }
 }
 
+// MRoPE with 16 or 32 elements, a live token whose three positions differ: this lane's pairs'
+// cos and sin into loc (unit b's cos at loc + 16 b, its sin 8 further), each unit from 16-byte
+// loads of the three streams' rows, all issued together, each pair then taking its stream's;
+// false when a position is past the table. Pair by pair, where each pair's loads waited for
+// the last's, such tokens took 1.9-3.1x the time of tokens of one row (H200, 65,536 tokens);
+// so, 1.8-2.2x. With 8 elements this form spills (its 48 loaded values at once) and slows the
+// kernel's text tokens by 3-5%, so that kernel keeps the pair-by-pair fill.
+template <int B>
+__device__ __forceinline__ bool pkvk_mrope_rows(const pkvk_fused_params &p, unsigned item,
+                                                unsigned G, unsigned j, float *loc)
+{
+    const unsigned t = pkvk_div32_q(item, p.div_heads);
+    const unsigned q0 = ((const unsigned *)p.pos[0])[t], q1 = ((const unsigned *)p.pos[1])[t],
+                   q2 = ((const unsigned *)p.pos[2])[t];
+    if (q0 >= p.cs_len || q1 >= p.cs_len || q2 >= p.cs_len) return false;
+    const float *r0 = pkvk_rope_row(p, q0), *r1 = pkvk_rope_row(p, q1), *r2 = pkvk_rope_row(p, q2);
+    const unsigned sd = p.rotary_dim / 2;
+#pragma unroll 1
+    for (int b = 0; b < B; b++) {
+        const unsigned pr0 = 8 * (b * G + j);
+        int st[8];
+        float c[8], s[8];
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            st[k] = pkvi_mrope_stream(pr0 + k, p.section);
+        pkvk_halves_cs(r0 + pr0, sd, c, s);
+#pragma unroll
+        for (int i = 1; i < 3; i++) {
+            float ci[8], si[8];
+            pkvk_halves_cs((i == 1 ? r1 : r2) + pr0, sd, ci, si);
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                if (st[k] == i) c[k] = ci[k], s[k] = si[k];
+        }
+        float4 *d = (float4 *)(loc + 16 * b);
+        d[0] = make_float4(c[0], c[1], c[2], c[3]), d[1] = make_float4(c[4], c[5], c[6], c[7]);
+        d[2] = make_float4(s[0], s[1], s[2], s[3]), d[3] = make_float4(s[4], s[5], s[6], s[7]);
+    }
+    return true;
+}
+
 // E elements of each half per lane (8: op 8; 16: ops 5-7), B = E / 8 units of 8. The tree
 // takes each lane's E consecutive elements of each half (chunk trees of fewer shuffles when E
 // is 16); the normalisation, rotation and stores take units b G + j (whole sectors), so a
@@ -204,7 +246,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         } else {
             if (live && m0.pos < p.cs_len) {
                 cs0 = pkvk_rope_row(p, m0.pos) + 8 * j, cst = 8 * G, sd = p.rotary_dim / 2;
-            } else {
+            } else if (!MROPE || B == 1 || !live || !pkvk_mrope_rows<B>(p, item, G, j, loc)) {
 #pragma unroll 1
                 for (unsigned q = 0; q < 8 * B; q++) {
                     float cq = 0.0f, sq = 0.0f;

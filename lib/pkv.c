@@ -19,7 +19,8 @@ static const char usage[] =
     "             poisoned cache pools; exit status 1 on any mismatch (--quick: fewer)\n"
     "  bench      time every op on GPU 0 against the copy bandwidth and an empty kernel\n"
     "             and a baseline (--quick: fewer rows; --graph: time CUDA-graph replays;\n"
-    "             --rope-table: fused ops read cos/sin from a table; --op NAME,\n"
+    "             --rope-table: fused ops read cos/sin from a table; --vision:\n"
+    "             MRoPE's tokens are an image's patches, not text; --op NAME,\n"
     "             --tokens N, --heads N: those rows only; --csv FILE: also write CSV)\n"
     "  info       print the build configuration and the GPUs found\n"
     "  --help     print this help\n"
@@ -74,7 +75,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "info") == 0) return info();
     if (strcmp(argv[1], "bench") == 0) {
-        pkvi_bench_opts o = {0, 0, NULL, NULL, 0, 0, 0};
+        pkvi_bench_opts o = {0, 0, NULL, NULL, 0, 0, 0, 0};
         for (int i = 2; i < argc; i++) {
             if (strcmp(argv[i], "--quick") == 0)
                 o.quick = 1;
@@ -82,6 +83,8 @@ int main(int argc, char **argv)
                 o.graph = 1;
             else if (strcmp(argv[i], "--rope-table") == 0)
                 o.rope_table = 1;
+            else if (strcmp(argv[i], "--vision") == 0)
+                o.vision = 1;
             else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
                 o.csv_path = argv[++i];
             else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc)

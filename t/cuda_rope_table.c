@@ -255,7 +255,8 @@ static void really_read(pkv_cuda *h)
 /* MRoPE in the halves form (4096 tokens, the whole head rotated), at every element count of
  * its kernels: three position streams, each pair's cos and sin from its own stream's row,
  * interleaved (sections all 0) and with explicit sections; a twelfth of the tokens have a
- * position past the table in one stream (computed, not read), and a third have three equal
+ * width position past the table and a twenty-fourth a temporal one (those pairs computed, not
+ * read; the others read from their rows), and a third have three equal
  * positions (text tokens: one row read for every pair; one in eight of those past the table).
  * Each also on a grid for one multiprocessor, whose warps loop over many tiles (the positions
  * are loaded a tile ahead). */
@@ -289,7 +290,8 @@ static void mrope_halves(pkv_cuda *h)
             for (uint32_t t = 0; t < 4096; t++) {
                 ph[t] = (uint32_t)(pkvi_rng_next(&r) % 1000);
                 pw[t] = (uint32_t)(pkvi_rng_next(&r) % 1000) + (t % 12 == 5 ? 1000u : 0u);
-                if (t % 24 == 9) c.pos[0][t] += 1000; /* equal, and past the table */
+                if (t % 24 == 9) c.pos[0][t] += 1000;  /* equal, and past the table */
+                if (t % 24 == 10) c.pos[0][t] += 1000; /* distinct: stream 0 past the table */
                 if (t % 3 == 0) ph[t] = pw[t] = c.pos[0][t];
             }
             c.pos[1] = ph;

@@ -1,10 +1,11 @@
 #!/bin/sh
 # The pkv tool: help, an unknown command, and "pkv check --quick" passing with a full table.
 pkv="${BUILDDIR:-.}/pkv"
-echo "1..7"
+echo "1..8"
 n=0
 t() { n=$((n + 1)); if eval "$1"; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
 t '"$pkv" --help | grep -q "check"' "pkv --help lists the commands"
+t '"$pkv" --help | grep -q -- "--vision"' "  and bench's options, --vision among them"
 t '! "$pkv" bogus 2>/dev/null' "an unknown command fails"
 t '"$pkv" bench --bogus 2>/dev/null; [ $? -eq 2 ]' "pkv bench: an unknown option exits 2 (before any GPU work)"
 t '"$pkv" bench --heads 2>/dev/null; [ $? -eq 2 ]' "  and --heads without its number"
