@@ -30,12 +30,16 @@
 // MRoPE (op 6) is the same kernel: a token whose three positions are equal (a text token) is
 // one row, as for one stream; any other, like a position past the table, takes the rare path at
 // the top of the iteration, which reloads the three positions and fills the lane's pairs, each
-// from its stream's row or computed (pkvk_mrope_rows). Before this form MRoPE had a kernel of
-// one item per lane group and no loop: on the H200 at 8 x 128 x 65,536 106-109 us, pipelined
-// with 16 elements 86-87 (with 8, 98); but tokens of three distinct positions took 118 us
-// there and take 158 here (doc/PERFORMANCE.md).
+// from its stream's row or computed. With 16 elements (head_dim 128) the lanes of a token's
+// first item in the tile copy its pairs' cos and sin, each from its stream's row, into a
+// shared row for the token by cp.async, read after the tree (pkvk_mrope_merge); with 32
+// (pkvk_mrope_rows) and 8 each lane fills its own pairs into local memory at the top. Before
+// this form MRoPE had a kernel of one item per lane group and no loop: on the H200 at 8 x 128
+// x 65,536 106-109 us for text tokens, 114 for an image's; pipelined 86-90 and 117-119
+// (doc/PERFORMANCE.md).
 #include "kernels.cuh"
 #include "fused_common.cuh"
+#include "mrope_cs.cuh"
 
 // A 16-byte global -> shared copy, or (copy false) 16 zero bytes and no global read
 __device__ __forceinline__ void pkvk_cp_async16_z(void *smem, const void *gmem, bool copy)
@@ -96,17 +100,6 @@ __device__ __forceinline__ void pkvk_halves_issue(const pkvk_fused_params &p, ui
     pkvk_cp_async_commit();
 }
 
-// 8 cos from a, 8 sin from a + sd (global or local memory: generic loads)
-__device__ __forceinline__ void pkvk_halves_cs(const float *a, unsigned sd, float *c, float *s)
-{
-    const float4 c0 = ((const float4 *)a)[0], c1 = ((const float4 *)a)[1],
-                 s0 = ((const float4 *)(a + sd))[0], s1 = ((const float4 *)(a + sd))[1];
-    c[0] = c0.x, c[1] = c0.y, c[2] = c0.z, c[3] = c0.w;
-    c[4] = c1.x, c[5] = c1.y, c[6] = c1.z, c[7] = c1.w;
-    s[0] = s0.x, s[1] = s0.y, s[2] = s0.z, s[3] = s0.w;
-    s[4] = s1.x, s[5] = s1.y, s[6] = s1.z, s[7] = s1.w;
-}
-
 // A tile's position and slot for this lane's item
 struct pkvk_halves_meta {
     unsigned pos;
@@ -146,47 +139,6 @@ __device__ __forceinline__ void pkvk_halves_cs_past(const pkvk_fused_params &p, 
     }
 }
 
-// MRoPE with 16 or 32 elements, a live token whose three positions differ: this lane's pairs'
-// cos and sin into loc (unit b's cos at loc + 16 b, its sin 8 further), each unit from 16-byte
-// loads of the three streams' rows, all issued together, each pair then taking its stream's;
-// false when a position is past the table. Pair by pair, where each pair's loads waited for
-// the last's, such tokens took 1.9-3.1x the time of tokens of one row (H200, 65,536 tokens);
-// so, 1.8-2.2x. With 8 elements this form spills (its 48 loaded values at once) and slows the
-// kernel's text tokens by 3-5%, so that kernel keeps the pair-by-pair fill.
-template <int B>
-__device__ __forceinline__ bool pkvk_mrope_rows(const pkvk_fused_params &p, unsigned item,
-                                                unsigned G, unsigned j, float *loc)
-{
-    const unsigned t = pkvk_div32_q(item, p.div_heads);
-    const unsigned q0 = ((const unsigned *)p.pos[0])[t], q1 = ((const unsigned *)p.pos[1])[t],
-                   q2 = ((const unsigned *)p.pos[2])[t];
-    if (q0 >= p.cs_len || q1 >= p.cs_len || q2 >= p.cs_len) return false;
-    const float *r0 = pkvk_rope_row(p, q0), *r1 = pkvk_rope_row(p, q1), *r2 = pkvk_rope_row(p, q2);
-    const unsigned sd = p.rotary_dim / 2;
-#pragma unroll 1
-    for (int b = 0; b < B; b++) {
-        const unsigned pr0 = 8 * (b * G + j);
-        int st[8];
-        float c[8], s[8];
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            st[k] = pkvi_mrope_stream(pr0 + k, p.section);
-        pkvk_halves_cs(r0 + pr0, sd, c, s);
-#pragma unroll
-        for (int i = 1; i < 3; i++) {
-            float ci[8], si[8];
-            pkvk_halves_cs((i == 1 ? r1 : r2) + pr0, sd, ci, si);
-#pragma unroll
-            for (int k = 0; k < 8; k++)
-                if (st[k] == i) c[k] = ci[k], s[k] = si[k];
-        }
-        float4 *d = (float4 *)(loc + 16 * b);
-        d[0] = make_float4(c[0], c[1], c[2], c[3]), d[1] = make_float4(c[4], c[5], c[6], c[7]);
-        d[2] = make_float4(s[0], s[1], s[2], s[3]), d[3] = make_float4(s[4], s[5], s[6], s[7]);
-    }
-    return true;
-}
-
 // E elements of each half per lane (8: op 8; 16: ops 5-7), B = E / 8 units of 8. The tree
 // takes each lane's E consecutive elements of each half (chunk trees of fewer shuffles when E
 // is 16); the normalisation, rotation and stores take units b G + j (whole sectors), so a
@@ -201,6 +153,10 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     __shared__ uint4 stages[W][2][U * 32];
     // 1 + w: row hf 2B + 2b + k of lane j's unit b G + j (G = head_dim / (2 E) <= 32 / B)
     __shared__ float4 w1[4 * B][32 / B];
+    // MRoPE with 16 elements (head_dim 128, 4+ heads: a tile of 8 items spans at most 3
+    // tokens); not with 32, whose 6 blocks a multiprocessor leave no room for it
+    constexpr bool MS = MROPE && E == 16;
+    __shared__ __align__(16) float merged[MS ? W : 1][3][MS ? 128 : 1];
     const unsigned G = p.group, lg = __ffs(G) - 1, lane = threadIdx.x & 31u, j = lane & (G - 1),
                    sub = lane >> lg, wid = threadIdx.x / 32u;
     const unsigned hd = p.g.head_dim, half = hd / 2, nh = p.g.num_kv_heads;
@@ -229,10 +185,13 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     pkvk_halves_meta m1 = pkvk_halves_meta_of<MROPE>(p, item, live);
     for (unsigned stage = 0; tile < tiles; tile += nw, stage ^= 1u) {
         if (B > 1 || WORDS) __syncwarp(); // the other stage's slots: read by the last tree
-        live = pkvk_halves_live(tile + nw, tiles, ipw, sub, total, &item);
-        pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], item, live, lane, j, G);
+        if constexpr (!MS) {
+            live = pkvk_halves_live(tile + nw, tiles, ipw, sub, total, &item);
+            pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], item, live, lane, j, G);
+        }
         live = pkvk_halves_live(tile, tiles, ipw, sub, total, &item);
         const unsigned h = live ? item - pkvk_div32_q(item, p.div_heads) * nh : 0u;
+        bool mt = false; // this token's cos/sin in merged
         // unit b's cos at cs0 + b cst, its sin sd further (B > 1): the table's row, or (a
         // position past the table, or no item) this lane's pairs computed into local memory
         // here, where few values are live, so that the units' loads below need no call and the
@@ -246,7 +205,12 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         } else {
             if (live && m0.pos < p.cs_len) {
                 cs0 = pkvk_rope_row(p, m0.pos) + 8 * j, cst = 8 * G, sd = p.rotary_dim / 2;
-            } else if (!MROPE || B == 1 || !live || !pkvk_mrope_rows<B>(p, item, G, j, loc)) {
+            } else if (MS && live && m0.pos == ~0u && hd == 128 &&
+                       pkvk_mrope_merge(p, pkvk_div32_q(item, p.div_heads),
+                                        pkvk_div32_q(tile * ipw, p.div_heads), h == 0 || sub == 0,
+                                        j, (float(*)[128]) & merged[wid][0][0], &cs0)) {
+                mt = true, cst = 8 * G, sd = 64;
+            } else if (!MROPE || B == 1 || MS || !live || !pkvk_mrope_rows<B>(p, item, G, j, loc)) {
 #pragma unroll 1
                 for (unsigned q = 0; q < 8 * B; q++) {
                     float cq = 0.0f, sq = 0.0f;
@@ -256,9 +220,18 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
                     loc[(q / 8) * 16 + q % 8] = cq, loc[(q / 8) * 16 + 8 + q % 8] = sq;
                 }
             }
-            pkvk_halves_cs(cs0, sd, c, s);
+            if (!mt) pkvk_halves_cs(cs0, sd, c, s);
         }
-        pkvk_cp_async_wait_n<1>();
+        if constexpr (MS) {
+            // the merged rows' group, then the next tile's K: this tile's K arrives first
+            pkvk_cp_async_commit();
+            unsigned nx;
+            const bool nlive = pkvk_halves_live(tile + nw, tiles, ipw, sub, total, &nx);
+            pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], nx, nlive, lane, j, G);
+            pkvk_cp_async_wait_n<2>();
+        } else {
+            pkvk_cp_async_wait_n<1>();
+        }
         if (B > 1 || WORDS) __syncwarp(); // every lane's copies of this stage have arrived
         const uint4 *cur = stages[wid][stage];
         float sum;
@@ -342,6 +315,11 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
             sum = pkvk_chunk_tree<L, 8>(leaf);
         }
         const float rms = pkvi_rsqrt_cr(__fadd_rn(pkvk_mean(p, sum), p.eps));
+        if constexpr (MS) {
+            pkvk_cp_async_wait_n<1>(); // the merged rows
+            __syncwarp();
+            if (mt) pkvk_halves_cs(cs0, sd, c, s);
+        }
         const int kind = pkvi_slot_kind(m0.slot, p.g.num_slots);
 #pragma unroll
         for (int b = 0; b < B; b++) {
