@@ -153,10 +153,13 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     __shared__ uint4 stages[W][2][U * 32];
     // 1 + w: row hf 2B + 2b + k of lane j's unit b G + j (G = head_dim / (2 E) <= 32 / B)
     __shared__ float4 w1[4 * B][32 / B];
-    // MRoPE with 16 elements (head_dim 128, 4+ heads: a tile of 8 items spans at most 3
-    // tokens); not with 32, whose 6 blocks a multiprocessor leave no room for it
-    constexpr bool MS = MROPE && E == 16;
-    __shared__ __align__(16) float merged[MS ? W : 1][3][MS ? 128 : 1];
+    // MRoPE's shared rows for tokens of three positions (pkvk_mrope_merge), with 16 elements
+    // (head_dim 128, 4+ heads: a tile of 8 items spans at most 3 tokens) or 8 (a tile's
+    // items span at most 32 / group tokens of head_dim = 16 group: 512 floats); not with 32,
+    // whose 6 blocks a multiprocessor leave no room for them
+    constexpr bool MS = MROPE && E <= 16;
+    constexpr unsigned MCAP = E == 16 ? 384 : 512;
+    __shared__ __align__(16) float merged[MS ? W : 1][MS ? MCAP : 1];
     const unsigned G = p.group, lg = __ffs(G) - 1, lane = threadIdx.x & 31u, j = lane & (G - 1),
                    sub = lane >> lg, wid = threadIdx.x / 32u;
     const unsigned hd = p.g.head_dim, half = hd / 2, nh = p.g.num_kv_heads;
@@ -205,11 +208,11 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         } else {
             if (live && m0.pos < p.cs_len) {
                 cs0 = pkvk_rope_row(p, m0.pos) + 8 * j, cst = 8 * G, sd = p.rotary_dim / 2;
-            } else if (MS && live && m0.pos == ~0u && hd == 128 &&
-                       pkvk_mrope_merge(p, pkvk_div32_q(item, p.div_heads),
-                                        pkvk_div32_q(tile * ipw, p.div_heads), h == 0 || sub == 0,
-                                        j, (float(*)[128]) & merged[wid][0][0], &cs0)) {
-                mt = true, cst = 8 * G, sd = 64;
+            } else if (MS && live && m0.pos == ~0u &&
+                       pkvk_mrope_merge<E>(p, pkvk_div32_q(item, p.div_heads),
+                                           pkvk_div32_q(tile * ipw, p.div_heads),
+                                           h == 0 || sub == 0, j, merged[wid], MCAP, &cs0)) {
+                mt = true, cst = 8 * G, sd = half;
             } else if (!MROPE || B == 1 || MS || !live || !pkvk_mrope_rows<B>(p, item, G, j, loc)) {
 #pragma unroll 1
                 for (unsigned q = 0; q < 8 * B; q++) {

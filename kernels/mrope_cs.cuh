@@ -64,32 +64,34 @@ __device__ __forceinline__ void pkvk_cp_async4(void *smem, const void *gmem)
                  : "memory");
 }
 
-// MRoPE at head_dim 128, a live token of three different positions, all in the table: its
-// pairs' cos and sin (each from its stream's row) copied into the warp's shared row for the
-// token (mg[t - tf], tf the tile's first token) by the lanes of its first item in the tile
-// (first), 16 pairs a lane, as a copy group the lanes wait for after the tree, so the rows'
-// latency is hidden as a text token's row's is (filled into registers and local memory at
-// the top of the loop, such a token took 141-144 us at 8 x 128 x 65,536 on the H200; this
-// way 117-119, text tokens 86-87 -> 90); *cs0 is this lane's first unit there. False: a
-// position past the table.
+// MRoPE with 8 or 16 elements, a live token of three different positions, all in the table:
+// its pairs' cos and sin (each from its stream's row) copied into the warp's shared rows mg,
+// at row t - tf (tf the tile's first token; cap floats in all), by the lanes of its first
+// item in the tile (first), E pairs a lane, as a copy group the lanes wait for after the
+// tree, so the rows' latency is hidden as a text token's row's is (filled into registers and
+// local memory at the top of the loop, such a token took 141-144 us at 8 x 128 x 65,536 on
+// the H200; this way 117-119, text tokens 86-87 -> 90); *cs0 is this lane's first unit there.
+// False: a position past the table.
+template <int E>
 __device__ __forceinline__ bool pkvk_mrope_merge(const pkvk_fused_params &p, unsigned t,
-                                                 unsigned tf, bool first, unsigned j,
-                                                 float (*mg)[128], const float **cs0)
+                                                 unsigned tf, bool first, unsigned j, float *mg,
+                                                 unsigned cap, const float **cs0)
 {
+    const unsigned hd = p.g.head_dim, half = hd / 2;
     const unsigned q0 = ((const unsigned *)p.pos[0])[t], q1 = ((const unsigned *)p.pos[1])[t],
                    q2 = ((const unsigned *)p.pos[2])[t];
-    if (q0 >= p.cs_len || q1 >= p.cs_len || q2 >= p.cs_len) return false;
-    float *m = mg[t - tf];
+    if (q0 >= p.cs_len || q1 >= p.cs_len || q2 >= p.cs_len || (t - tf + 1) * hd > cap) return false;
+    float *m = mg + (t - tf) * hd;
     if (first) {
         const float *r0 = pkvk_rope_row(p, q0), *r1 = pkvk_rope_row(p, q1),
                     *r2 = pkvk_rope_row(p, q2);
 #pragma unroll 1
-        for (unsigned k = 0; k < 16; k++) {
-            const unsigned pr = 16 * j + k;
+        for (unsigned k = 0; k < E; k++) {
+            const unsigned pr = E * j + k;
             const int st = pkvi_mrope_stream(pr, p.section);
             const float *row = st == 0 ? r0 : st == 1 ? r1 : r2;
             pkvk_cp_async4(&m[pr], row + pr);
-            pkvk_cp_async4(&m[64 + pr], row + 64 + pr);
+            pkvk_cp_async4(&m[half + pr], row + half + pr);
         }
     }
     *cs0 = m + 8 * j;

@@ -253,22 +253,22 @@ static void really_read(pkv_cuda *h)
 }
 
 /* MRoPE in the halves form (4096 tokens, the whole head rotated), at every element count of
- * its kernels (with 16, at 4 and 5 heads: a tile's items span two or three tokens): three position
- * streams, each pair's cos and sin from its own stream's row, interleaved (sections all 0) and with
- * explicit sections; a twelfth of the tokens have a width position past the table and a
- * twenty-fourth a temporal one (those pairs computed, not read; the others read from their rows),
- * and a third have three equal positions (text tokens: one row read for every pair; one in eight of
- * those past the table). Each also on a grid for one multiprocessor, whose warps loop over many
- * tiles (the positions are loaded a tile ahead). */
+ * its kernels (a tile's items span one token at 16 x 64, two at 4 x 128 and 2 x 128, up to three at
+ * 5 x 128, four at 1 x 128 and up to four at 3 x 64): three position streams, each pair's cos and
+ * sin from its own stream's row, interleaved (sections all 0) and with explicit sections; a twelfth
+ * of the tokens have a width position past the table and a twenty-fourth a temporal one (those
+ * pairs computed, not read; the others read from their rows), and a third have three equal
+ * positions (text tokens: one row read for every pair; one in eight of those past the table). Each
+ * also on a grid for one multiprocessor, whose warps loop over many tiles (the positions are loaded
+ * a tile ahead). */
 static void mrope_halves(pkv_cuda *h)
 {
     static const struct {
         uint32_t heads, hd;
         int want;
-    } gs[] = {{4, 128, PKVI_K_FUSED_MROPE_HALVES16},
-              {5, 128, PKVI_K_FUSED_MROPE_HALVES16},
-              {2, 128, PKVI_K_FUSED_MROPE_HALVES},
-              {16, 64, PKVI_K_FUSED_MROPE_HALVES},
+    } gs[] = {{4, 128, PKVI_K_FUSED_MROPE_HALVES16}, {5, 128, PKVI_K_FUSED_MROPE_HALVES16},
+              {2, 128, PKVI_K_FUSED_MROPE_HALVES},   {1, 128, PKVI_K_FUSED_MROPE_HALVES},
+              {3, 64, PKVI_K_FUSED_MROPE_HALVES},    {16, 64, PKVI_K_FUSED_MROPE_HALVES},
               {4, 256, PKVI_K_FUSED_MROPE_HALVES32}};
     pkvi_rng r = {0x2545f4914f6cdd1dull};
     for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++)
