@@ -30,13 +30,12 @@
 // MRoPE (op 6) is the same kernel: a token whose three positions are equal (a text token) is
 // one row, as for one stream; any other, like a position past the table, takes the rare path at
 // the top of the iteration, which reloads the three positions and fills the lane's pairs, each
-// from its stream's row or computed. With 16 elements (head_dim 128) the lanes of a token's
-// first item in the tile copy its pairs' cos and sin, each from its stream's row, into a
-// shared row for the token by cp.async, read after the tree (pkvk_mrope_merge); with 32
-// (pkvk_mrope_rows) and 8 each lane fills its own pairs into local memory at the top. Before
-// this form MRoPE had a kernel of one item per lane group and no loop: on the H200 at 8 x 128
-// x 65,536 106-109 us for text tokens, 114 for an image's; pipelined 86-90 and 117-119
-// (doc/PERFORMANCE.md).
+// from its stream's row or computed. With 8 or 16 elements the lanes of a token's first item
+// in the tile copy its pairs' cos and sin, each from its stream's row, into a shared row for
+// the token by cp.async, read after the tree (pkvk_mrope_merge); with 32 (pkvk_mrope_rows)
+// each lane fills its own pairs into local memory at the top. Before this form MRoPE had a
+// kernel of one item per lane group and no loop: on the H200 at 8 x 128 x 65,536 106-109 us
+// for text tokens, 114 for an image's; pipelined 86-90 and 117-122 (doc/PERFORMANCE.md).
 #include "kernels.cuh"
 #include "fused_common.cuh"
 #include "mrope_cs.cuh"

@@ -19,8 +19,8 @@ __device__ __forceinline__ void pkvk_halves_cs(const float *a, unsigned sd, floa
 // loads of the three streams' rows, all issued together, each pair then taking its stream's;
 // false when a position is past the table. Pair by pair, where each pair's loads waited for
 // the last's, such tokens took 3.1x the time of tokens of one row (H200, 4 x 256 x 65,536
-// tokens); so, 2.2x. With 8 elements this form spills (its 48 loaded values at once) and slows the
-// kernel's text tokens by 3-5%, so that kernel keeps the pair-by-pair fill.
+// tokens); so, 2.2x. (With 8 elements this form spilled, its 48 loaded values at once, and
+// slowed the kernel's text tokens by 3-5%.)
 template <int B>
 __device__ __forceinline__ bool pkvk_mrope_rows(const pkvk_fused_params &p, unsigned item,
                                                 unsigned G, unsigned j, float *loc)
@@ -68,10 +68,11 @@ __device__ __forceinline__ void pkvk_cp_async4(void *smem, const void *gmem)
 // its pairs' cos and sin (each from its stream's row) copied into the warp's shared rows mg,
 // at row t - tf (tf the tile's first token; cap floats in all), by the lanes of its first
 // item in the tile (first), E pairs a lane, as a copy group the lanes wait for after the
-// tree, so the rows' latency is hidden as a text token's row's is (filled into registers and
-// local memory at the top of the loop, such a token took 141-144 us at 8 x 128 x 65,536 on
-// the H200; this way 117-119, text tokens 86-87 -> 90); *cs0 is this lane's first unit there.
-// False: a position past the table.
+// tree, so the rows' latency is hidden as a text token's row's is. Filled into registers and
+// local memory at the top of the loop, such tokens took 141-146 us at 8 x 128 x 65,536 on the
+// H200 and 181 at 16 x 64; this way 117-122 and 142, but text tokens 86-87 -> 90 and 93 ->
+// 96, at 1 x 128 25 -> 27. *cs0 is this lane's first unit there. False: a position past the
+// table, or no room.
 template <int E>
 __device__ __forceinline__ bool pkvk_mrope_merge(const pkvk_fused_params &p, unsigned t,
                                                  unsigned tf, bool first, unsigned j, float *mg,
