@@ -66,13 +66,24 @@ __device__ __forceinline__ uint4 pkvk_lds128(const uint4 *a)
     return v;
 }
 
-// This lane's item of a tile: whether it is one of the call's (tile < tiles first: past the
-// last tile, tile * ipw may not fit 32 bits), and the item
-__device__ __forceinline__ bool pkvk_halves_live(unsigned tile, unsigned tiles, unsigned ipw,
-                                                 unsigned sub, unsigned total, unsigned *item)
+// This lane's item of a tile: whether it is one of the call's, its token and head (0 and 0
+// when not)
+struct pkvk_halves_item {
+    unsigned t, h;
+    bool live;
+};
+
+__device__ __forceinline__ pkvk_halves_item pkvk_halves_item_of(const pkvk_fused_params &p,
+                                                                unsigned tile, unsigned tiles,
+                                                                unsigned ipw, unsigned sub,
+                                                                unsigned total)
 {
-    *item = tile * ipw + sub;
-    return tile < tiles && *item < total;
+    pkvk_halves_item a;
+    const unsigned item = tile * ipw + sub; // tile < tiles first: past the last tile, tile * ipw
+    a.live = tile < tiles && item < total;  // may not fit 32 bits
+    a.t = a.live ? pkvk_div32_q(item, p.div_heads) : 0u;
+    a.h = a.live ? item - a.t * p.g.num_kv_heads : 0u;
+    return a;
 }
 
 // Copy the K (and V) elements of this lane's item into its slots of a stage: 16-byte unit b of
@@ -80,12 +91,12 @@ __device__ __forceinline__ bool pkvk_halves_live(unsigned tile, unsigned tiles, 
 // sectors), at st[(hf B + b) * 32 + lane], V's 2 B units further; then commit the group
 template <bool OP8, int B>
 __device__ __forceinline__ void pkvk_halves_issue(const pkvk_fused_params &p, uint4 *st,
-                                                  unsigned item, bool live, unsigned lane,
+                                                  const pkvk_halves_item &a, unsigned lane,
                                                   unsigned j, unsigned G)
 {
-    const unsigned nh = p.g.num_kv_heads, hd = p.g.head_dim, half = hd / 2;
-    const unsigned t = live ? pkvk_div32_q(item, p.div_heads) : 0u, h = live ? item - t * nh : 0u;
-    const unsigned e = h * hd + 8 * j; // the lane's first unit in the row
+    const unsigned hd = p.g.head_dim, half = hd / 2, t = a.t;
+    const bool live = a.live;
+    const unsigned e = a.h * hd + 8 * j; // the lane's first unit in the row
     const unsigned short *kr = (const unsigned short *)p.key + pkvk_src_offset(t, p.k_stride, e),
                          *vr = OP8 ? (const unsigned short *)p.value +
                                          pkvk_src_offset(t, p.v_stride, e)
@@ -110,10 +121,11 @@ struct pkvk_halves_meta {
 // handled)
 template <bool MROPE>
 __device__ __forceinline__ pkvk_halves_meta pkvk_halves_meta_of(const pkvk_fused_params &p,
-                                                                unsigned item, bool live)
+                                                                const pkvk_halves_item &a)
 {
     pkvk_halves_meta m;
-    const unsigned t = live ? pkvk_div32_q(item, p.div_heads) : 0u;
+    const unsigned t = a.t;
+    const bool live = a.live;
     m.pos = live ? ((const unsigned *)p.pos[0])[t] : 0u;
     if (MROPE && live) {
         const unsigned p1 = ((const unsigned *)p.pos[1])[t], p2 = ((const unsigned *)p.pos[2])[t];
@@ -127,11 +139,10 @@ __device__ __forceinline__ pkvk_halves_meta pkvk_halves_meta_of(const pkvk_fused
 // (one stream), or (MRoPE) from the pair's stream's position, reloaded: the table's row when
 // it holds that position, else computed
 template <bool MROPE>
-__device__ __forceinline__ void pkvk_halves_cs_past(const pkvk_fused_params &p, unsigned item,
+__device__ __forceinline__ void pkvk_halves_cs_past(const pkvk_fused_params &p, unsigned t,
                                                     unsigned pos, unsigned pr, float *s, float *c)
 {
     if constexpr (MROPE) {
-        const unsigned t = pkvk_div32_q(item, p.div_heads);
         pkvk_rope_cs(p, ((const unsigned *)p.pos[pkvi_mrope_stream(pr, p.section)])[t], pr, s, c);
     } else {
         pkvk_rope_cs_computed(p, pos, pr, s, c);
@@ -149,6 +160,11 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     constexpr int B = E / 8, L = OP8 ? E / 2 : E, CT = 32 / L, U = OP8 ? 4 * B : 2 * B;
     constexpr unsigned W = T / 32;
     constexpr bool WORDS = !OP8 && E == 8; // the tree of word reads when chunks span 4 lanes
+    // A tile's item (token, head) is found once, two tiles ahead, and carried to the tiles that
+    // use it (2 x 3 registers across the loop), where these kernels divided each item by the
+    // head count three times: on the H200 at 65,536 tokens 16 x 64 fused_bf16 and fused_fp8_k
+    // 4-6% faster; but MRoPE with 32 elements and op 8 then spill, and are found anew
+    constexpr bool CARRY = !OP8 && !(MROPE && E == 32);
     __shared__ uint4 stages[W][2][U * 32];
     // 1 + w: row hf 2B + 2b + k of lane j's unit b G + j (G = head_dim / (2 E) <= 32 / B)
     __shared__ float4 w1[4 * B][32 / B];
@@ -179,20 +195,22 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
                                 __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)(wr.y >> 16))));
     }
     __syncthreads();
-    unsigned tile = blockIdx.x * (blockDim.x / 32u) + wid, item;
-    bool live = pkvk_halves_live(tile, tiles, ipw, sub, total, &item);
-    pkvk_halves_issue<OP8, B>(p, stages[wid][0], item, live, lane, j, G);
-    pkvk_halves_meta m0 = pkvk_halves_meta_of<MROPE>(p, item, live);
-    live = pkvk_halves_live(tile + nw, tiles, ipw, sub, total, &item);
-    pkvk_halves_meta m1 = pkvk_halves_meta_of<MROPE>(p, item, live);
+    unsigned tile = blockIdx.x * (blockDim.x / 32u) + wid;
+    pkvk_halves_item a0 = pkvk_halves_item_of(p, tile, tiles, ipw, sub, total),
+                     a1 = pkvk_halves_item_of(p, tile + nw, tiles, ipw, sub, total);
+    pkvk_halves_issue<OP8, B>(p, stages[wid][0], a0, lane, j, G);
+    pkvk_halves_meta m0 = pkvk_halves_meta_of<MROPE>(p, a0), m1 = pkvk_halves_meta_of<MROPE>(p, a1);
     for (unsigned stage = 0; tile < tiles; tile += nw, stage ^= 1u) {
         if (B > 1 || WORDS) __syncwarp(); // the other stage's slots: read by the last tree
-        if constexpr (!MS) {
-            live = pkvk_halves_live(tile + nw, tiles, ipw, sub, total, &item);
-            pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], item, live, lane, j, G);
+        if constexpr (!CARRY) {
+            a0 = pkvk_halves_item_of(p, tile, tiles, ipw, sub, total);
+            a1 = pkvk_halves_item_of(p, tile + nw, tiles, ipw, sub, total);
         }
-        live = pkvk_halves_live(tile, tiles, ipw, sub, total, &item);
-        const unsigned h = live ? item - pkvk_div32_q(item, p.div_heads) * nh : 0u;
+        if constexpr (!MS) {
+            pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], a1, lane, j, G);
+        }
+        const unsigned h = a0.h;
+        const bool live = a0.live;
         bool mt = false; // this token's cos/sin in merged
         // unit b's cos at cs0 + b cst, its sin sd further (B > 1): the table's row, or (a
         // position past the table, or no item) this lane's pairs computed into local memory
@@ -208,16 +226,15 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
             if (live && m0.pos < p.cs_len) {
                 cs0 = pkvk_rope_row(p, m0.pos) + 8 * j, cst = 8 * G, sd = p.rotary_dim / 2;
             } else if (MS && live && m0.pos == ~0u &&
-                       pkvk_mrope_merge<E>(p, pkvk_div32_q(item, p.div_heads),
-                                           pkvk_div32_q(tile * ipw, p.div_heads),
+                       pkvk_mrope_merge<E>(p, a0.t, pkvk_div32_q(tile * ipw, p.div_heads),
                                            h == 0 || sub == 0, j, merged[wid], MCAP, &cs0)) {
                 mt = true, cst = 8 * G, sd = half;
-            } else if (!MROPE || B == 1 || MS || !live || !pkvk_mrope_rows<B>(p, item, G, j, loc)) {
+            } else if (!MROPE || B == 1 || MS || !live || !pkvk_mrope_rows<B>(p, a0.t, G, j, loc)) {
 #pragma unroll 1
                 for (unsigned q = 0; q < 8 * B; q++) {
                     float cq = 0.0f, sq = 0.0f;
                     if (live)
-                        pkvk_halves_cs_past<MROPE>(p, item, m0.pos, 8 * ((q / 8) * G + j) + q % 8,
+                        pkvk_halves_cs_past<MROPE>(p, a0.t, m0.pos, 8 * ((q / 8) * G + j) + q % 8,
                                                    &sq, &cq);
                     loc[(q / 8) * 16 + q % 8] = cq, loc[(q / 8) * 16 + 8 + q % 8] = sq;
                 }
@@ -227,9 +244,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         if constexpr (MS) {
             // the merged rows' group, then the next tile's K: this tile's K arrives first
             pkvk_cp_async_commit();
-            unsigned nx;
-            const bool nlive = pkvk_halves_live(tile + nw, tiles, ipw, sub, total, &nx);
-            pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], nx, nlive, lane, j, G);
+            pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], a1, lane, j, G);
             pkvk_cp_async_wait_n<2>();
         } else {
             pkvk_cp_async_wait_n<1>();
@@ -363,15 +378,21 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)
             atomicAdd((unsigned long long *)p.oob, 1ull);
         m0 = m1;
-        live = pkvk_halves_live(tile + 2 * nw, tiles, ipw, sub, total, &item);
-        m1 = pkvk_halves_meta_of<MROPE>(p, item, live);
+        if constexpr (CARRY) {
+            a0 = a1;
+            a1 = pkvk_halves_item_of(p, tile + 2 * nw, tiles, ipw, sub, total);
+            m1 = pkvk_halves_meta_of<MROPE>(p, a1);
+        } else {
+            m1 = pkvk_halves_meta_of<MROPE>(
+                p, pkvk_halves_item_of(p, tile + 2 * nw, tiles, ipw, sub, total));
+        }
     }
     pkvk_cp_async_wait_n<0>(); // no copy in flight at exit
 }
 
 // 8 and 16 elements: PKVK_HALVES_BLOCKS_PER_SM blocks of 256 threads per multiprocessor, 64
-// registers; 32 elements: their stages take twice the shared memory per warp, so blocks of
-// 128 threads, PKVK_HALVES32_BLOCKS_PER_SM of them
+// registers (MRoPE: PKVK_MROPE_HALVES_BLOCKS_PER_SM); 32 elements: their stages take twice the
+// shared memory per warp, so blocks of 128 threads, PKVK_HALVES32_BLOCKS_PER_SM of them
 #define PKVK_FUSED_HALVES_KERNEL(name, op8, mrope, e, t, blocks)                                   \
     extern "C" __global__ void __launch_bounds__(t, blocks) name(const pkvk_fused_params p)        \
     {                                                                                              \
@@ -387,8 +408,8 @@ PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves32, false, false, 32, PKVK_HALVES32_TH
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves, true, false, 8, PKVK_WARP_THREADS,
                          PKVK_HALVES_BLOCKS_PER_SM)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves, false, true, 8, PKVK_WARP_THREADS,
-                         PKVK_HALVES_BLOCKS_PER_SM)
+                         PKVK_MROPE_HALVES_BLOCKS_PER_SM)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves16, false, true, 16, PKVK_WARP_THREADS,
-                         PKVK_HALVES_BLOCKS_PER_SM)
+                         PKVK_MROPE_HALVES_BLOCKS_PER_SM)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves32, false, true, 32, PKVK_HALVES32_THREADS,
                          PKVK_HALVES32_BLOCKS_PER_SM)

@@ -22,10 +22,9 @@ __device__ __forceinline__ void pkvk_halves_cs(const float *a, unsigned sd, floa
 // tokens); so, 2.2x. (With 8 elements this form spilled, its 48 loaded values at once, and
 // slowed the kernel's text tokens by 3-5%.)
 template <int B>
-__device__ __forceinline__ bool pkvk_mrope_rows(const pkvk_fused_params &p, unsigned item,
-                                                unsigned G, unsigned j, float *loc)
+__device__ __forceinline__ bool pkvk_mrope_rows(const pkvk_fused_params &p, unsigned t, unsigned G,
+                                                unsigned j, float *loc)
 {
-    const unsigned t = pkvk_div32_q(item, p.div_heads);
     const unsigned q0 = ((const unsigned *)p.pos[0])[t], q1 = ((const unsigned *)p.pos[1])[t],
                    q2 = ((const unsigned *)p.pos[2])[t];
     if (q0 >= p.cs_len || q1 >= p.cs_len || q2 >= p.cs_len) return false;

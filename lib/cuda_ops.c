@@ -258,7 +258,8 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
         if (e32)
             halves_wave(h, plan, PKVK_HALVES32_THREADS, PKVK_HALVES32_BLOCKS_PER_SM);
         else
-            halves_wave(h, plan, 256u, PKVK_HALVES_BLOCKS_PER_SM);
+            halves_wave(h, plan, 256u,
+                        mrope ? PKVK_MROPE_HALVES_BLOCKS_PER_SM : PKVK_HALVES_BLOCKS_PER_SM);
     } else if (fits8 && !mrope) {
         warp_grid(g, items, plan);
         plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_WARP : PKVI_K_FUSED_WARP;

@@ -257,10 +257,11 @@ static void really_read(pkv_cuda *h)
  * 5 x 128, four at 1 x 128 and up to four at 3 x 64): three position streams, each pair's cos and
  * sin from its own stream's row, interleaved (sections all 0) and with explicit sections; a twelfth
  * of the tokens have a width position past the table and a twenty-fourth a temporal one (those
- * pairs computed, not read; the others read from their rows), and a third have three equal
- * positions (text tokens: one row read for every pair; one in eight of those past the table). Each
- * also on a grid for one multiprocessor, whose warps loop over many tiles (the positions are loaded
- * a tile ahead). */
+ * pairs computed, not read; the others read from their rows), and a third, in runs of four, have
+ * three equal positions (text tokens: one row read for every pair; so whole tiles of text tokens
+ * lie between tiles with other tokens), as has a twenty-fourth past the table. Each also on a grid
+ * for one multiprocessor, whose warps loop over many tiles (the positions are loaded a tile
+ * ahead). */
 static void mrope_halves(pkv_cuda *h)
 {
     static const struct {
@@ -278,7 +279,7 @@ static void mrope_halves(pkv_cuda *h)
                                                      v ? 20 * hd / 128 : 0};
             const int sms = h->sm_count, per_sm = gs[gi].want == PKVI_K_FUSED_MROPE_HALVES32
                                                       ? PKVK_HALVES32_BLOCKS_PER_SM
-                                                      : PKVK_HALVES_BLOCKS_PER_SM;
+                                                      : PKVK_MROPE_HALVES_BLOCKS_PER_SM;
             uint32_t *ph, *pw;
             pkvi_case c;
             pkvk_fused_params prm;
@@ -293,7 +294,7 @@ static void mrope_halves(pkv_cuda *h)
                 pw[t] = (uint32_t)(pkvi_rng_next(&r) % 1000) + (t % 12 == 5 ? 1000u : 0u);
                 if (t % 24 == 9) c.pos[0][t] += 1000;  /* equal, and past the table */
                 if (t % 24 == 10) c.pos[0][t] += 1000; /* distinct: stream 0 past the table */
-                if (t % 3 == 0) ph[t] = pw[t] = c.pos[0][t];
+                if ((t / 4) % 3 == 0 || t % 24 == 9) ph[t] = pw[t] = c.pos[0][t];
             }
             c.pos[1] = ph;
             c.pos[2] = pw;
