@@ -221,7 +221,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         unsigned cst = 16, sd = 8;
         float c[8], s[8];
         if constexpr (B == 1 && !MROPE) {
-            pkvk_warp_cs(p, live, m0.pos, 8 * j, c, s);
+            pkvk_warp_cs<false>(p, live, m0.pos, a0.t, 8 * j, c, s);
         } else {
             if (live && m0.pos < p.cs_len) {
                 cs0 = pkvk_rope_row(p, m0.pos) + 8 * j, cst = 8 * G, sd = p.rotary_dim / 2;

@@ -16,6 +16,12 @@
 // (`_small`) load it as soon as the position arrives, so that its latency overlaps the tree and
 // the rsqrt instead of following them.
 //
+// MRoPE (op 6) takes only the `_small` form: calls of one wave, decode above all. A token whose
+// three positions are equal (text) reads one row as one stream does; any other has each of the
+// thread's pairs take its stream's position, read again, and that row's cos and sin (or
+// computes them). Before, such calls took the block kernel: on the H200 1.84-1.93 us a launch
+// in graph replays at one token, fused_bf16's `_small` 1.61-1.73.
+//
 // The halves form (fused_halves.cu) for calls of many waves
 // that rotate the whole head.
 #include "kernels.cuh"
@@ -41,11 +47,13 @@ __device__ __forceinline__ void pkvk_warp_cs_row(const pkvk_fused_params &p, uns
     s[4] = s1.x, s[5] = s1.y, s[6] = s1.z, s[7] = s1.w;
 }
 
-// cos and sin of the pairs pr0 .. pr0 + 7 of a token at position pos (one stream; MRoPE reads
-// its own in fused_halves.cu): from the table when it holds the position (16-byte loads),
-// else computed pair by pair; 0 when the thread rotates nothing
+// cos and sin of the pairs pr0 .. pr0 + 7 of token t at position pos: from the table when it
+// holds the position (16-byte loads), else pair by pair, from the table or computed; 0 when the
+// thread rotates nothing. MRoPE: pos is the token's position when its three are equal, else
+// ~0u (no table holds it), and then each pair reads its stream's position
+template <bool MROPE>
 __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool rotated, unsigned pos,
-                                             unsigned pr0, float *c, float *s)
+                                             unsigned t, unsigned pr0, float *c, float *s)
 {
     if (rotated && pos < p.cs_len) {
         pkvk_warp_cs_row(p, pos, pr0, c, s);
@@ -53,7 +61,10 @@ __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool ro
         float cf[8], sf[8];
 #pragma unroll 1
         for (unsigned k = 0; k < 8; k++)
-            pkvk_rope_cs(p, pos, pr0 + k, &sf[k], &cf[k]);
+            pkvk_rope_cs(p,
+                         MROPE ? ((const unsigned *)p.pos[pkvi_mrope_stream(pr0 + k, p.section)])[t]
+                               : pos,
+                         pr0 + k, &sf[k], &cf[k]);
 #pragma unroll
         for (int k = 0; k < 8; k++)
             c[k] = cf[k], s[k] = sf[k];
@@ -86,7 +97,7 @@ __device__ __forceinline__ pkvk_warp_item pkvk_warp_item_of(const pkvk_fused_par
     return it;
 }
 
-template <bool OP8, bool EARLY>
+template <bool OP8, bool EARLY, bool MROPE = false>
 __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
 {
     constexpr int E = 8, L = OP8 ? 4 : 8, CT = 32 / L;
@@ -102,7 +113,11 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     const bool live = it.live;
     const unsigned t = it.t, h = it.h;
     const long long slot = it.slot;
-    const unsigned pos = live ? ((const unsigned *)p.pos[0])[t] : 0u;
+    unsigned pos = live ? ((const unsigned *)p.pos[0])[t] : 0u;
+    if (MROPE && live) {
+        const unsigned p1 = ((const unsigned *)p.pos[1])[t], p2 = ((const unsigned *)p.pos[2])[t];
+        if (p1 != pos || p2 != pos) pos = ~0u;
+    }
     uint4 xr = make_uint4(0, 0, 0, 0), vr = xr, wr = xr;
     if (live && in_head) {
         xr = *(const uint4 *)((const unsigned short *)p.key +
@@ -113,7 +128,7 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
         wr = *(const uint4 *)((const unsigned short *)p.weight + e0);
     }
     float c[E], s[E];
-    if (EARLY) pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
+    if (EARLY) pkvk_warp_cs<MROPE>(p, rotated && live, pos, t, pr0, c, s);
     float x[E], wt[E], leaf[L];
     pkvk_unpack8(xr, x);
     pkvk_unpack8(wr, wt);
@@ -126,7 +141,7 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     const float rms = pkvi_rsqrt_cr(__fadd_rn(pkvk_mean(p, sum), p.eps));
     float own[E], y[E];
     pkvk_normed<OP8, E>(x, wt, rms, own);
-    if (!EARLY) pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
+    if (!EARLY) pkvk_warp_cs<MROPE>(p, rotated && live, pos, t, pr0, c, s);
 #pragma unroll
     for (int k = 0; k < E; k++) {
         // x0 c - x1 s below half, x1 c + x0 s above, as one expression with selects: the lanes
@@ -157,3 +172,9 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
 
 PKVK_FUSED_WARP_KERNEL(pkvk_fused_warp, false)
 PKVK_FUSED_WARP_KERNEL(pkvk_fused_fp8_kv_warp, true)
+
+extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, 1)
+    pkvk_fused_mrope_warp_small(const pkvk_fused_params p)
+{
+    pkvk_fused_warp_body<false, true, true>(p);
+}

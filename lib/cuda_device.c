@@ -22,10 +22,11 @@ static const char *const kernel_names[PKVI_K_COUNT] = {
     "pkvk_fused_fp8_kv_halves",     "pkvk_fused_mrope_halves",
     "pkvk_fused_halves16",          "pkvk_fused_halves32",
     "pkvk_fused_mrope_halves16",    "pkvk_fused_mrope_halves32",
-    "pkvk_convert_range",           "pkvk_probe",
-    "pkvk_numerics",                "pkvk_rope_table",
-    "pkvk_naive_write",             "pkvk_chain_norm",
-    "pkvk_chain_rope",              "pkvk_chain_store"};
+    "pkvk_fused_mrope_warp_small",  "pkvk_convert_range",
+    "pkvk_probe",                   "pkvk_numerics",
+    "pkvk_rope_table",              "pkvk_naive_write",
+    "pkvk_chain_norm",              "pkvk_chain_rope",
+    "pkvk_chain_store"};
 
 #define CU(call, what)                                                                         \
     do {                                                                                       \

@@ -30,6 +30,7 @@ enum {
     PKVI_K_FUSED_HALVES32,       /* ops 5 and 7, 32 */
     PKVI_K_FUSED_MROPE_HALVES16, /* MRoPE, 16 and 32 */
     PKVI_K_FUSED_MROPE_HALVES32,
+    PKVI_K_FUSED_MROPE_WARP_SMALL, /* MRoPE in calls of one wave (kernels/fused_warp.cu) */
     PKVI_K_CONVERT,
     PKVI_K_PROBE,
     PKVI_K_NUMERICS,

@@ -203,12 +203,12 @@ static void halves_wave(const pkv_cuda *h, pkvi_plan *plan, unsigned threads, un
  * 65,536 tokens, 8-30% faster than the 8-element form for ops 5, 7 and 8 and for MRoPE 17-23%
  * faster than the block kernel; pipelined, ops 5, 7 and 8 a further 9-18%, MRoPE 9-20%
  * (doc/PERFORMANCE.md).
- * MRoPE takes no other warp kernel: with 8 consecutive pairs per thread read row by row it
- * was 45% slower at 4 x 256 than the block kernel, and in one wave it keeps the block kernel
- * too. The 8-element form beat the block kernels at every geometry of the benchmark once its
- * rotation had no branches (8 x 128 fused_bf16 153 against 161 us, 16 x 64 142 against 148).
- * More than 16 heads was not measured and keeps the block kernels, which share a token's
- * cos/sin through shared memory. Returns 0 when they do not apply. */
+ * MRoPE takes the 8-element form only in one wave (`_small`, one row read for a token of three
+ * equal positions): in many waves, with 8 consecutive pairs per thread read row by row, it was
+ * 45% slower at 4 x 256 than the block kernel. The 8-element form beat the block kernels at every
+ * geometry of the benchmark once its rotation had no branches (8 x 128 fused_bf16 153 against 161
+ * us, 16 x 64 142 against 148). More than 16 heads was not measured and keeps the block kernels,
+ * which share a token's cos/sin through shared memory. Returns 0 when they do not apply. */
 static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsigned epc,
                      uint64_t items, pkvk_fused_params *p, pkvi_plan *plan)
 {
@@ -237,15 +237,19 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
              (hd16 & (hd16 - 1u)) == 0 && d->cache.head_dim == 16u * hd16 &&
              ((d->cache.head_dim / 2u) % epc == 0 || d->cache.head_dim == epc);
     fits8 = warp_grid(g, items, plan);
-    /* MRoPE only in the halves form, each pair's cos and sin from its stream's row; in one
-     * wave and in the 8-element form, whose threads read rows pair by pair, it was slower
-     * than the block kernel, which shares them */
-    if (mrope && (!halves || (fits8 && plan->grid <= (unsigned)h->sm_count))) return 0;
-    if (!mrope && fits8 && plan->grid <= (unsigned)h->sm_count) {
+    if (fits8 && plan->grid <= (unsigned)h->sm_count) {
         /* one wave: the _small kernels, which load the table row before the tree (1 x 128 at
          * one token on the H200: see doc/PERFORMANCE.md; the halves form was 6-21% slower
-         * there in graph replays) */
-        plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_WARP_SMALL : PKVI_K_FUSED_WARP_SMALL;
+         * there in graph replays). MRoPE's reads one row for a token of three equal positions
+         * and each pair's stream's otherwise (pair by pair; decode tokens are mostly text) */
+        plan->kernel = kv      ? PKVI_K_FUSED_FP8_KV_WARP_SMALL
+                       : mrope ? PKVI_K_FUSED_MROPE_WARP_SMALL
+                               : PKVI_K_FUSED_WARP_SMALL;
+    } else if (mrope && !halves) {
+        /* in many waves MRoPE only in the halves form, each pair's cos and sin from its
+         * stream's row; the 8-element form, whose threads read rows pair by pair, was slower
+         * than the block kernel, which shares them */
+        return 0;
     } else if (halves && warp_grid(gh, items, plan)) {
         g = gh;
         plan->kernel = kv      ? PKVI_K_FUSED_FP8_KV_HALVES

@@ -62,8 +62,8 @@ static void with_table(pkv_cuda *h)
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_WARP_SMALL, "  and for fused_fp8_kv");
     is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_WARP_SMALL,
            "  fused_fp8_k: the same kernel as fused_bf16");
-    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_VEC_TAB,
-           "  MRoPE: the block kernel with the table");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_WARP_SMALL,
+           "  MRoPE: its own _small kernel");
     d = desc(16, 128, 65536);
     is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES16,
            "16 x 128, 65536 tokens: many waves, 16 elements of each half");
@@ -138,6 +138,8 @@ static void with_table(pkv_cuda *h)
     d.num_tokens = 64;
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP_SMALL, "  64 tokens: 8-element _small");
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_WARP_SMALL, "  and for fused_fp8_kv");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_WARP_SMALL,
+           "  and MRoPE's _small (a partial rotation)");
     d = desc(16, 128, (1u << 24) - 2u);
     d.rotary_dim = 80;
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP, "  2^28 - 32 items: warp kernel");

@@ -327,6 +327,68 @@ static void mrope_halves(pkv_cuda *h)
         }
 }
 
+/* MRoPE in calls of one wave: the _small warp kernel, whose threads own 8 consecutive pairs (so a
+ * thread's pairs may lie in two streams' sections), with the whole head or part of it rotated,
+ * one token (decode) or a few; interleaved and explicit sections; text tokens (three equal
+ * positions: one row), tokens of three different positions (each pair its stream's row) and
+ * positions past the table (computed) in one call */
+static void mrope_small(pkv_cuda *h)
+{
+    static const struct {
+        uint32_t heads, hd, tokens, rot, sec[3];
+    } gs[] = {{8, 128, 64, 128, {24, 20, 20}}, {1, 128, 1, 128, {24, 20, 20}},
+              {1, 128, 64, 128, {24, 20, 20}}, {4, 128, 64, 80, {16, 12, 12}},
+              {16, 64, 16, 64, {12, 10, 10}},  {4, 256, 8, 256, {48, 40, 40}}};
+    pkvi_rng r = {0x9e3779b97f4a7c15ull};
+    for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++)
+        for (int v = 0; v < 4; v++) {
+            const uint64_t a = 1u << 20, pos[3] = {a, a, a};
+            const uint32_t n = gs[gi].tokens, zero[3] = {0, 0, 0};
+            uint32_t *ph, *pw;
+            pkvi_case c;
+            pkvk_fused_params prm;
+            pkvi_plan plan;
+            unsigned long long bad;
+            plain_case(&c, 0, gs[gi].heads, gs[gi].hd, n);
+            c.f.rotary_dim = gs[gi].rot;
+            memcpy(c.f.mrope_section, v & 1 ? gs[gi].sec : zero, sizeof c.f.mrope_section);
+            ph = malloc(n * 4);
+            pw = malloc(n * 4);
+            if (!ph || !pw) bail("out of memory");
+            for (uint32_t t = 0; t < n; t++) {
+                /* v 0, 1: tokens of three positions (one token alone is one), every fourth
+                 * text, one in five with a width past the table, one in seven text past it;
+                 * v 2, 3: every token text, one in seven past the table */
+                ph[t] = (uint32_t)(pkvi_rng_next(&r) % 1000);
+                pw[t] = (uint32_t)(pkvi_rng_next(&r) % 1000) + (t % 5 == 3 ? 1000u : 0u);
+                if (t % 7 == 6) c.pos[0][t] += 1000;
+                if (v >= 2 || (n > 1 && t % 4 == 0) || t % 7 == 6) ph[t] = pw[t] = c.pos[0][t];
+            }
+            c.pos[1] = ph;
+            c.pos[2] = pw;
+            if (pkv_cuda_rope_table(h, 1e4f, gs[gi].rot, 1000) != PKV_OK)
+                bail("%s", pkv_last_error());
+            is_int(pkvi_cuda_fused_plan(h, PKV_OP_FUSED_MROPE_BF16, &c.f, a, a, a, pos, a, a, a, 0,
+                                        &prm, &plan) == PKV_OK
+                       ? plan.kernel
+                       : -2,
+                   PKVI_K_FUSED_MROPE_WARP_SMALL,
+                   "MRoPE %u x %u, %u tokens, rotary %u, %s sections, %s: the _small kernel",
+                   gs[gi].heads, gs[gi].hd, n, gs[gi].rot, v & 1 ? "explicit" : "interleaved",
+                   v >= 2 ? "text tokens" : "mixed tokens");
+            is_int((long long)run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c), 0,
+                   "  three streams, table of 1000 == reference");
+            pkv_cuda_fill(h, h->cs_table, 0x3f, (size_t)1000 * gs[gi].rot * 4);
+            bad = run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c);
+            ok(bad > 0 && bad != ~0ull, "  overwritten table: %llu bytes differ (it is read)", bad);
+            pkv_cuda_rope_table(h, 1e4f, gs[gi].rot, 0);
+            free(ph);
+            free(pw);
+            c.pos[1] = c.pos[2] = c.pos[0];
+            pkvi_case_free(&c);
+        }
+}
+
 int main(void)
 {
     pkv_cuda *h = gpu_open_or_skip();
@@ -335,6 +397,7 @@ int main(void)
     ops(h);
     really_read(h);
     mrope_halves(h);
+    mrope_small(h);
     pkv_cuda_rope_table(h, 1e4f, 128, 5000); /* left for pkv_cuda_close to free */
     gpu_free_all(h);
     pkv_cuda_close(h);
