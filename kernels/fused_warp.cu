@@ -17,10 +17,10 @@
 // the rsqrt instead of following them.
 //
 // MRoPE (op 6) takes only the `_small` form: calls of one wave, decode above all. A token whose
-// three positions are equal (text) reads one row as one stream does; any other has each of the
-// thread's pairs take its stream's position, read again, and that row's cos and sin (or
-// computes them). Before, such calls took the block kernel: on the H200 1.84-1.93 us a launch
-// in graph replays at one token, fused_bf16's `_small` 1.61-1.73.
+// three positions are equal (text) reads one row as one stream does; any other reads its three
+// rows and each pair takes its stream's (or, a position past the table, computes them). Before,
+// such calls took the block kernel: on the H200 1.84-1.93 us a launch in graph replays at one
+// token, fused_bf16's `_small` 1.61-1.73.
 //
 // The halves form (fused_halves.cu) for calls of many waves
 // that rotate the whole head.
@@ -47,16 +47,43 @@ __device__ __forceinline__ void pkvk_warp_cs_row(const pkvk_fused_params &p, uns
     s[4] = s1.x, s[5] = s1.y, s[6] = s1.z, s[7] = s1.w;
 }
 
+// MRoPE, token t of three different positions, all in the table: the cos and sin of the pairs
+// pr0 .. pr0 + 7 from the three streams' rows (16-byte loads, all issued together), each pair
+// taking its stream's; false when a position is past the table. Read pair by pair (each
+// position, then its row, after the last pair's) such tokens took 1.4-1.7x the time of text
+// tokens in calls of 8 to 256 tokens (H200, graph replays)
+__device__ __forceinline__ bool pkvk_warp_cs_rows3(const pkvk_fused_params &p, unsigned t,
+                                                   unsigned pr0, float *c, float *s)
+{
+    const unsigned q0 = ((const unsigned *)p.pos[0])[t], q1 = ((const unsigned *)p.pos[1])[t],
+                   q2 = ((const unsigned *)p.pos[2])[t];
+    if (q0 >= p.cs_len || q1 >= p.cs_len || q2 >= p.cs_len) return false;
+    float c1[8], s1[8], c2[8], s2[8];
+    pkvk_warp_cs_row(p, q0, pr0, c, s);
+    pkvk_warp_cs_row(p, q1, pr0, c1, s1);
+    pkvk_warp_cs_row(p, q2, pr0, c2, s2);
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        const int st = pkvi_mrope_stream(pr0 + k, p.section);
+        if (st == 1) c[k] = c1[k], s[k] = s1[k];
+        if (st == 2) c[k] = c2[k], s[k] = s2[k];
+    }
+    return true;
+}
+
 // cos and sin of the pairs pr0 .. pr0 + 7 of token t at position pos: from the table when it
 // holds the position (16-byte loads), else pair by pair, from the table or computed; 0 when the
 // thread rotates nothing. MRoPE: pos is the token's position when its three are equal, else
-// ~0u (no table holds it), and then each pair reads its stream's position
+// ~0u (no table holds it), and then the pairs take their streams' rows, or (a position past the
+// table) each pair its stream's position
 template <bool MROPE>
 __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool rotated, unsigned pos,
                                              unsigned t, unsigned pr0, float *c, float *s)
 {
     if (rotated && pos < p.cs_len) {
         pkvk_warp_cs_row(p, pos, pr0, c, s);
+    } else if (MROPE && rotated && pos == ~0u && pkvk_warp_cs_rows3(p, t, pr0, c, s)) {
+        // each pair from its stream's row
     } else if (rotated) {
         float cf[8], sf[8];
 #pragma unroll 1
