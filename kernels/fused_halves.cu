@@ -39,21 +39,7 @@
 #include "kernels.cuh"
 #include "fused_common.cuh"
 #include "mrope_cs.cuh"
-
-// A 16-byte global -> shared copy, or (copy false) 16 zero bytes and no global read
-__device__ __forceinline__ void pkvk_cp_async16_z(void *smem, const void *gmem, bool copy)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(smem)),
-                 "l"(gmem), "r"(copy ? 16u : 0u)
-                 : "memory");
-}
-
-// Wait until at most N of this thread's newest copy groups are in flight
-template <int N> __device__ __forceinline__ void pkvk_cp_async_wait_n()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
+#include "cp_async.cuh"
 
 // A shared load the compiler cannot merge with an earlier one: K is read twice (tree, then
 // normalisation) rather than held in registers across the tree and the rsqrt

@@ -19,6 +19,7 @@
 // never straddles items or warps. Divisions by launch constants use kernels/fastdiv.h.
 #include "kernels.cuh"
 #include "fused_common.cuh"
+#include "cp_async.cuh"
 
 #define PKVK_VEC_THREADS 256
 /* blocks per multiprocessor the register allocation aims at: 64 and 80 registers, the
@@ -28,42 +29,6 @@
 #define PKVK_VEC16_BLOCKS 3
 /* sin/cos slots: ipb * rotary_dim / 2 <= (256 / group) * (E / 2) * group = 128 E */
 #define PKVK_VEC_PAIRS(E) (128 * (E))
-
-// 16- and 4-byte global -> shared copies that hold no register while in flight (sm_80+), and
-// the wait for this thread's copies, after which it sees them (and, after a barrier, the
-// block).
-__device__ __forceinline__ void pkvk_cp_async16(void *smem, const void *gmem)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(smem)),
-                 "l"(gmem)
-                 : "memory");
-}
-
-__device__ __forceinline__ void pkvk_cp_async4(float *smem, const float *gmem)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(smem)),
-                 "l"(gmem)
-                 : "memory");
-}
-
-__device__ __forceinline__ void pkvk_cp_async_wait()
-{
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
-}
-
-// Copies are committed in groups (an empty group is legal); waiting for all but the newest
-// lets a thread use its K rows while its table copies are still in flight.
-__device__ __forceinline__ void pkvk_cp_async_commit()
-{
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-__device__ __forceinline__ void pkvk_cp_async_wait_group1()
-{
-    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-}
 
 // Where thread group il of this block is: its token t and head h (if live: an item of the
 // call), and the block's tokens [t_first, t_end). Item indices fit 32 bits in every call the
@@ -162,7 +127,7 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
         atomicAdd((unsigned long long *)p.oob, 1ull);
     // the weights after the loop too: every item reads the same ones (cache hits)
     uint4 xr[NV], wr[NV], vr[NV];
-    pkvk_cp_async_wait_group1(); // K and V: the cos/sin may still be in flight
+    pkvk_cp_async_wait_n<1>(); // K and V: the cos/sin may still be in flight
 #pragma unroll
     for (int q = 0; q < NV; q++) {
         xr[q] = wr[q] = vr[q] = make_uint4(0, 0, 0, 0);

@@ -2,6 +2,7 @@
 // (fused_halves.cu)
 #pragma once
 #include "fused_common.cuh"
+#include "cp_async.cuh"
 
 // 8 cos from a, 8 sin from a + sd (global, shared or local memory: generic loads)
 __device__ __forceinline__ void pkvk_halves_cs(const float *a, unsigned sd, float *c, float *s)
@@ -52,15 +53,6 @@ __device__ __forceinline__ bool pkvk_mrope_rows(const pkvk_fused_params &p, unsi
         d[2] = make_float4(s[0], s[1], s[2], s[3]), d[3] = make_float4(s[4], s[5], s[6], s[7]);
     }
     return true;
-}
-
-// A 4-byte global -> shared copy (the 16-byte form needs 16 consecutive bytes of one source)
-__device__ __forceinline__ void pkvk_cp_async4(void *smem, const void *gmem)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(smem)),
-                 "l"(gmem)
-                 : "memory");
 }
 
 // MRoPE with 8 or 16 elements, a live token of three different positions, all in the table:
