@@ -241,7 +241,7 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
         /* one wave: the _small kernels, which load the table row before the tree (1 x 128 at
          * one token on the H200: see doc/PERFORMANCE.md; the halves form was 6-21% slower
          * there in graph replays). MRoPE's reads one row for a token of three equal positions
-         * and each pair's stream's otherwise (pair by pair; decode tokens are mostly text) */
+         * and its three streams' rows otherwise, each pair taking its stream's */
         plan->kernel = kv      ? PKVI_K_FUSED_FP8_KV_WARP_SMALL
                        : mrope ? PKVI_K_FUSED_MROPE_WARP_SMALL
                                : PKVI_K_FUSED_WARP_SMALL;
