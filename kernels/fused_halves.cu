@@ -207,7 +207,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         unsigned cst = 16, sd = 8;
         float c[8], s[8];
         if constexpr (B == 1 && !MROPE) {
-            pkvk_warp_cs<false>(p, live, m0.pos, a0.t, 8 * j, c, s);
+            pkvk_warp_cs(p, live, m0.pos, 8 * j, c, s);
         } else {
             if (live && m0.pos < p.cs_len) {
                 cs0 = pkvk_rope_row(p, m0.pos) + 8 * j, cst = 8 * G, sd = p.rotary_dim / 2;
@@ -225,7 +225,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
                     loc[(q / 8) * 16 + q % 8] = cq, loc[(q / 8) * 16 + 8 + q % 8] = sq;
                 }
             }
-            if (!mt) pkvk_halves_cs(cs0, sd, c, s);
+            if (!mt) pkvk_cs8(cs0, cs0 + sd, c, s);
         }
         if constexpr (MS) {
             // the merged rows' group, then the next tile's K: this tile's K arrives first
@@ -321,13 +321,14 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         if constexpr (MS) {
             pkvk_cp_async_wait_n<1>(); // the merged rows
             __syncwarp();
-            if (mt) pkvk_halves_cs(cs0, sd, c, s);
+            if (mt) pkvk_cs8(cs0, cs0 + sd, c, s);
         }
         const int kind = pkvi_slot_kind(m0.slot, p.g.num_slots);
 #pragma unroll
         for (int b = 0; b < B; b++) {
             float cn[8], sn[8]; // the next unit's
-            if (b + 1 < B) pkvk_halves_cs(cs0 + (b + 1) * cst, sd, cn, sn);
+            const float *un = cs0 + (b + 1) * cst;
+            if (b + 1 < B) pkvk_cs8(un, un + sd, cn, sn);
             float own[2][8], y[2][8];
 #pragma unroll
             for (int hf = 0; hf < 2; hf++) {

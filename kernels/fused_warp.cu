@@ -26,72 +26,25 @@
 // that rotate the whole head.
 #include "kernels.cuh"
 #include "fused_common.cuh"
+#include "mrope_cs.cuh"
 
 #define PKVK_WARP_THREADS 256
 /* blocks per multiprocessor: at most 64 registers (on the H200, 3 blocks, 70 registers and no
  * spills, were 10-17% slower; 5 and 6 blocks, 88-144 bytes of spills, 18-54% slower) */
 #define PKVK_WARP_BLOCKS 4
 
-// cos and sin of the pairs pr0 .. pr0 + 7 from the table's row for position pos (which the
-// table holds): two 16-byte loads of each
-__device__ __forceinline__ void pkvk_warp_cs_row(const pkvk_fused_params &p, unsigned pos,
-                                                 unsigned pr0, float *c, float *s)
-{
-    const float *row = pkvk_rope_row(p, pos);
-    const float4 *cr = (const float4 *)(row + pr0),
-                 *sr = (const float4 *)(row + p.rotary_dim / 2 + pr0);
-    const float4 c0 = cr[0], c1 = cr[1], s0 = sr[0], s1 = sr[1];
-    c[0] = c0.x, c[1] = c0.y, c[2] = c0.z, c[3] = c0.w;
-    c[4] = c1.x, c[5] = c1.y, c[6] = c1.z, c[7] = c1.w;
-    s[0] = s0.x, s[1] = s0.y, s[2] = s0.z, s[3] = s0.w;
-    s[4] = s1.x, s[5] = s1.y, s[6] = s1.z, s[7] = s1.w;
-}
-
-// MRoPE, token t of three different positions, all in the table: the cos and sin of the pairs
-// pr0 .. pr0 + 7 from the three streams' rows (16-byte loads, all issued together), each pair
-// taking its stream's; false when a position is past the table. Read pair by pair (each
-// position, then its row, after the last pair's) such tokens took 1.4-1.7x the time of text
-// tokens in calls of 8 to 256 tokens (H200, graph replays)
-__device__ __forceinline__ bool pkvk_warp_cs_rows3(const pkvk_fused_params &p, unsigned t,
-                                                   unsigned pr0, float *c, float *s)
-{
-    const unsigned q0 = ((const unsigned *)p.pos[0])[t], q1 = ((const unsigned *)p.pos[1])[t],
-                   q2 = ((const unsigned *)p.pos[2])[t];
-    if (q0 >= p.cs_len || q1 >= p.cs_len || q2 >= p.cs_len) return false;
-    float c1[8], s1[8], c2[8], s2[8];
-    pkvk_warp_cs_row(p, q0, pr0, c, s);
-    pkvk_warp_cs_row(p, q1, pr0, c1, s1);
-    pkvk_warp_cs_row(p, q2, pr0, c2, s2);
-#pragma unroll
-    for (int k = 0; k < 8; k++) {
-        const int st = pkvi_mrope_stream(pr0 + k, p.section);
-        if (st == 1) c[k] = c1[k], s[k] = s1[k];
-        if (st == 2) c[k] = c2[k], s[k] = s2[k];
-    }
-    return true;
-}
-
-// cos and sin of the pairs pr0 .. pr0 + 7 of token t at position pos: from the table when it
-// holds the position (16-byte loads), else pair by pair, from the table or computed; 0 when the
-// thread rotates nothing. MRoPE: pos is the token's position when its three are equal, else
-// ~0u (no table holds it), and then the pairs take their streams' rows, or (a position past the
-// table) each pair its stream's position
-template <bool MROPE>
+// cos and sin of the pairs pr0 .. pr0 + 7 at position pos: from the table when it holds the
+// position (16-byte loads), else computed pair by pair; 0 when the thread rotates nothing
 __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool rotated, unsigned pos,
-                                             unsigned t, unsigned pr0, float *c, float *s)
+                                             unsigned pr0, float *c, float *s)
 {
     if (rotated && pos < p.cs_len) {
-        pkvk_warp_cs_row(p, pos, pr0, c, s);
-    } else if (MROPE && rotated && pos == ~0u && pkvk_warp_cs_rows3(p, t, pr0, c, s)) {
-        // each pair from its stream's row
+        pkvk_row_cs8(p, pkvk_rope_row(p, pos), pr0, c, s);
     } else if (rotated) {
         float cf[8], sf[8];
 #pragma unroll 1
         for (unsigned k = 0; k < 8; k++)
-            pkvk_rope_cs(p,
-                         MROPE ? ((const unsigned *)p.pos[pkvi_mrope_stream(pr0 + k, p.section)])[t]
-                               : pos,
-                         pr0 + k, &sf[k], &cf[k]);
+            pkvk_rope_cs(p, pos, pr0 + k, &sf[k], &cf[k]);
 #pragma unroll
         for (int k = 0; k < 8; k++)
             c[k] = cf[k], s[k] = sf[k];
@@ -100,6 +53,38 @@ __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool ro
         for (int k = 0; k < 8; k++)
             c[k] = s[k] = 0.0f;
     }
+}
+
+// MRoPE, the same for token t whose stream-0 position is q0. Stream 0's row is loaded as soon
+// as q0 arrives, and streams 1 and 2's positions are compared while it is in flight: a token
+// of three equal positions (text, as in decode) needs nothing more. Otherwise the pairs of
+// streams 1 and 2 take their rows' (pkvk_mrope_take12), or, a position past the table, every
+// pair its stream's position, pair by pair. (Comparing first and then loading one row, 1 x
+// 128 x 1 token took 1.74-1.75 us in graph replays on the H200, fused_bf16 1.64.)
+__device__ __forceinline__ void pkvk_mrope_warp_cs(const pkvk_fused_params &p, bool rotated,
+                                                   unsigned q0, unsigned t, unsigned pr0, float *c,
+                                                   float *s)
+{
+    if (!rotated) {
+        pkvk_warp_cs(p, false, q0, pr0, c, s);
+        return;
+    }
+    const unsigned q1 = ((const unsigned *)p.pos[1])[t], q2 = ((const unsigned *)p.pos[2])[t];
+    const bool in0 = q0 < p.cs_len;
+    if (in0) pkvk_row_cs8(p, pkvk_rope_row(p, q0), pr0, c, s);
+    if (in0 && q1 == q0 && q2 == q0) return;
+    if (in0 && q1 < p.cs_len && q2 < p.cs_len) {
+        pkvk_mrope_take12(p, pkvk_rope_row(p, q1), pkvk_rope_row(p, q2), pr0, c, s);
+        return;
+    }
+    float cf[8], sf[8];
+#pragma unroll 1
+    for (unsigned k = 0; k < 8; k++)
+        pkvk_rope_cs(p, ((const unsigned *)p.pos[pkvi_mrope_stream(pr0 + k, p.section)])[t],
+                     pr0 + k, &sf[k], &cf[k]);
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        c[k] = cf[k], s[k] = sf[k];
 }
 
 // A thread's item (token t, head h) in the warp kernels: lane groups of 2^lg lanes, 32 / 2^lg
@@ -140,11 +125,7 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     const bool live = it.live;
     const unsigned t = it.t, h = it.h;
     const long long slot = it.slot;
-    unsigned pos = live ? ((const unsigned *)p.pos[0])[t] : 0u;
-    if (MROPE && live) {
-        const unsigned p1 = ((const unsigned *)p.pos[1])[t], p2 = ((const unsigned *)p.pos[2])[t];
-        if (p1 != pos || p2 != pos) pos = ~0u;
-    }
+    const unsigned pos = live ? ((const unsigned *)p.pos[0])[t] : 0u;
     uint4 xr = make_uint4(0, 0, 0, 0), vr = xr, wr = xr;
     if (live && in_head) {
         xr = *(const uint4 *)((const unsigned short *)p.key +
@@ -155,7 +136,10 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
         wr = *(const uint4 *)((const unsigned short *)p.weight + e0);
     }
     float c[E], s[E];
-    if (EARLY) pkvk_warp_cs<MROPE>(p, rotated && live, pos, t, pr0, c, s);
+    if (MROPE)
+        pkvk_mrope_warp_cs(p, rotated && live, pos, t, pr0, c, s);
+    else if (EARLY)
+        pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
     float x[E], wt[E], leaf[L];
     pkvk_unpack8(xr, x);
     pkvk_unpack8(wr, wt);
@@ -168,7 +152,7 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     const float rms = pkvi_rsqrt_cr(__fadd_rn(pkvk_mean(p, sum), p.eps));
     float own[E], y[E];
     pkvk_normed<OP8, E>(x, wt, rms, own);
-    if (!EARLY) pkvk_warp_cs<MROPE>(p, rotated && live, pos, t, pr0, c, s);
+    if (!EARLY && !MROPE) pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
 #pragma unroll
     for (int k = 0; k < E; k++) {
         // x0 c - x1 s below half, x1 c + x0 s above, as one expression with selects: the lanes

@@ -1,27 +1,52 @@
-// The halves kernels' cos/sin loads, and MRoPE's fills for tokens of three different positions
-// (fused_halves.cu)
+// The 8-pair cos/sin loads of the halves and warp kernels, and MRoPE's fills for tokens of three
+// different positions (fused_halves.cu, fused_warp.cu)
 #pragma once
 #include "fused_common.cuh"
 #include "cp_async.cuh"
 
-// 8 cos from a, 8 sin from a + sd (global, shared or local memory: generic loads)
-__device__ __forceinline__ void pkvk_halves_cs(const float *a, unsigned sd, float *c, float *s)
+// 8 cos from cr, 8 sin from sr (global, shared or local memory: generic 16-byte loads)
+__device__ __forceinline__ void pkvk_cs8(const float *cr, const float *sr, float *c, float *s)
 {
-    const float4 c0 = ((const float4 *)a)[0], c1 = ((const float4 *)a)[1],
-                 s0 = ((const float4 *)(a + sd))[0], s1 = ((const float4 *)(a + sd))[1];
+    const float4 c0 = ((const float4 *)cr)[0], c1 = ((const float4 *)cr)[1],
+                 s0 = ((const float4 *)sr)[0], s1 = ((const float4 *)sr)[1];
     c[0] = c0.x, c[1] = c0.y, c[2] = c0.z, c[3] = c0.w;
     c[4] = c1.x, c[5] = c1.y, c[6] = c1.z, c[7] = c1.w;
     s[0] = s0.x, s[1] = s0.y, s[2] = s0.z, s[3] = s0.w;
     s[4] = s1.x, s[5] = s1.y, s[6] = s1.z, s[7] = s1.w;
 }
 
+// the cos and sin of the pairs pr0 .. pr0 + 7 from a table row
+__device__ __forceinline__ void pkvk_row_cs8(const pkvk_fused_params &p, const float *row,
+                                             unsigned pr0, float *c, float *s)
+{
+    pkvk_cs8(row + pr0, row + p.rotary_dim / 2 + pr0, c, s);
+}
+
+// MRoPE, pairs pr0 .. pr0 + 7 of a token whose three positions differ, with stream 0's cos and
+// sin already in c and s (from row r0): the pairs of streams 1 and 2 take theirs from rows r1
+// and r2, both rows' 16-byte loads issued before any is used. Pair by pair, where each pair's
+// loads waited for the last's, such tokens took 3.1x the time of tokens of one row (H200, 4 x
+// 256 x 65,536 tokens, 32-element halves kernel), and 1.4-1.7x in calls of 8 to 256 tokens of
+// the warp kernel
+__device__ __forceinline__ void pkvk_mrope_take12(const pkvk_fused_params &p, const float *r1,
+                                                  const float *r2, unsigned pr0, float *c, float *s)
+{
+    float c1[8], s1[8], c2[8], s2[8];
+    pkvk_row_cs8(p, r1, pr0, c1, s1);
+    pkvk_row_cs8(p, r2, pr0, c2, s2);
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        const int st = pkvi_mrope_stream(pr0 + k, p.section);
+        if (st == 1) c[k] = c1[k], s[k] = s1[k];
+        if (st == 2) c[k] = c2[k], s[k] = s2[k];
+    }
+}
+
 // MRoPE with 32 elements, a live token whose three positions differ: this lane's pairs'
-// cos and sin into loc (unit b's cos at loc + 16 b, its sin 8 further), each unit from 16-byte
-// loads of the three streams' rows, all issued together, each pair then taking its stream's;
-// false when a position is past the table. Pair by pair, where each pair's loads waited for
-// the last's, such tokens took 3.1x the time of tokens of one row (H200, 4 x 256 x 65,536
-// tokens); so, 2.2x. (With 8 elements this form spilled, its 48 loaded values at once, and
-// slowed the kernel's text tokens by 3-5%.)
+// cos and sin into loc (unit b's cos at loc + 16 b, its sin 8 further), each unit from its
+// three streams' rows (pkvk_mrope_take12: 2.2x a text token's time where pair by pair took
+// 3.1x); false when a position is past the table. (With 8 elements this form spilled, its 48
+// loaded values at once, and slowed the kernel's text tokens by 3-5%.)
 template <int B>
 __device__ __forceinline__ bool pkvk_mrope_rows(const pkvk_fused_params &p, unsigned t, unsigned G,
                                                 unsigned j, float *loc)
@@ -30,24 +55,12 @@ __device__ __forceinline__ bool pkvk_mrope_rows(const pkvk_fused_params &p, unsi
                    q2 = ((const unsigned *)p.pos[2])[t];
     if (q0 >= p.cs_len || q1 >= p.cs_len || q2 >= p.cs_len) return false;
     const float *r0 = pkvk_rope_row(p, q0), *r1 = pkvk_rope_row(p, q1), *r2 = pkvk_rope_row(p, q2);
-    const unsigned sd = p.rotary_dim / 2;
 #pragma unroll 1
     for (int b = 0; b < B; b++) {
         const unsigned pr0 = 8 * (b * G + j);
-        int st[8];
         float c[8], s[8];
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            st[k] = pkvi_mrope_stream(pr0 + k, p.section);
-        pkvk_halves_cs(r0 + pr0, sd, c, s);
-#pragma unroll
-        for (int i = 1; i < 3; i++) {
-            float ci[8], si[8];
-            pkvk_halves_cs((i == 1 ? r1 : r2) + pr0, sd, ci, si);
-#pragma unroll
-            for (int k = 0; k < 8; k++)
-                if (st[k] == i) c[k] = ci[k], s[k] = si[k];
-        }
+        pkvk_row_cs8(p, r0, pr0, c, s);
+        pkvk_mrope_take12(p, r1, r2, pr0, c, s);
         float4 *d = (float4 *)(loc + 16 * b);
         d[0] = make_float4(c[0], c[1], c[2], c[3]), d[1] = make_float4(c[4], c[5], c[6], c[7]);
         d[2] = make_float4(s[0], s[1], s[2], s[3]), d[3] = make_float4(s[4], s[5], s[6], s[7]);
