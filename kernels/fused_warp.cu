@@ -28,7 +28,6 @@
 #include "fused_common.cuh"
 #include "mrope_cs.cuh"
 
-#define PKVK_WARP_THREADS 256
 /* blocks per multiprocessor: at most 64 registers (on the H200, 3 blocks, 70 registers and no
  * spills, were 10-17% slower; 5 and 6 blocks, 88-144 bytes of spills, 18-54% slower) */
 #define PKVK_WARP_BLOCKS 4
@@ -55,23 +54,25 @@ __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool ro
     }
 }
 
-// MRoPE, the same for token t whose stream-0 position is q0. Stream 0's row is loaded as soon
-// as q0 arrives, and streams 1 and 2's positions are compared while it is in flight: a token
-// of three equal positions (text, as in decode) needs nothing more. Otherwise the pairs of
-// streams 1 and 2 take their rows' (pkvk_mrope_take12), or, a position past the table, every
-// pair its stream's position, pair by pair. (Comparing first and then loading one row, 1 x
-// 128 x 1 token took 1.74-1.75 us in graph replays on the H200, fused_bf16 1.64.)
+// MRoPE, the same for token t of positions q0, q1, q2 (its three streams'). Stream 0's row is
+// loaded as soon as q0 arrives (a table has a row 0 to load for a q0 past it), and q1 and q2
+// are compared while it is in flight: a token of three equal positions (text, as in decode)
+// needs nothing more. Otherwise the pairs of streams 1 and 2 take their rows'
+// (pkvk_mrope_take12), or, a position past the table, every pair its stream's position, pair
+// by pair. On the H200 (graph replays with a table), against comparing first and then loading
+// the one row: 1 x 128 x 1 text token 1.70-1.74 -> 1.65-1.69 us, image patches in calls of 8 to
+// 256 tokens 0.4-6% less, text tokens within -0.6% to +2%. (With q1 and q2 read here, after q0
+// had arrived, text tokens took 2-5% longer at 8 to 256 tokens.)
 __device__ __forceinline__ void pkvk_mrope_warp_cs(const pkvk_fused_params &p, bool rotated,
-                                                   unsigned q0, unsigned t, unsigned pr0, float *c,
-                                                   float *s)
+                                                   unsigned q0, unsigned q1, unsigned q2,
+                                                   unsigned t, unsigned pr0, float *c, float *s)
 {
     if (!rotated) {
         pkvk_warp_cs(p, false, q0, pr0, c, s);
         return;
     }
-    const unsigned q1 = ((const unsigned *)p.pos[1])[t], q2 = ((const unsigned *)p.pos[2])[t];
     const bool in0 = q0 < p.cs_len;
-    if (in0) pkvk_row_cs8(p, pkvk_rope_row(p, q0), pr0, c, s);
+    pkvk_row_cs8(p, pkvk_rope_row(p, in0 ? q0 : 0u), pr0, c, s);
     if (in0 && q1 == q0 && q2 == q0) return;
     if (in0 && q1 < p.cs_len && q2 < p.cs_len) {
         pkvk_mrope_take12(p, pkvk_rope_row(p, q1), pkvk_rope_row(p, q2), pr0, c, s);
@@ -79,9 +80,10 @@ __device__ __forceinline__ void pkvk_mrope_warp_cs(const pkvk_fused_params &p, b
     }
     float cf[8], sf[8];
 #pragma unroll 1
-    for (unsigned k = 0; k < 8; k++)
-        pkvk_rope_cs(p, ((const unsigned *)p.pos[pkvi_mrope_stream(pr0 + k, p.section)])[t],
-                     pr0 + k, &sf[k], &cf[k]);
+    for (unsigned k = 0; k < 8; k++) {
+        const int st = pkvi_mrope_stream(pr0 + k, p.section);
+        pkvk_rope_cs(p, st == 0 ? q0 : st == 1 ? q1 : q2, pr0 + k, &sf[k], &cf[k]);
+    }
 #pragma unroll
     for (int k = 0; k < 8; k++)
         c[k] = cf[k], s[k] = sf[k];
@@ -99,8 +101,11 @@ __device__ __forceinline__ pkvk_warp_item pkvk_warp_item_of(const pkvk_fused_par
                                                             unsigned lane, unsigned lg)
 {
     const unsigned nh = p.g.num_kv_heads;
+    // the launcher's block size, not blockDim.x: that is read from a constant bank line that
+    // nothing else needs before the loads, and its miss held every warp back (on the H200 the
+    // _small kernels took 1-2% longer in graph replays at 1 to 256 tokens)
     const unsigned item =
-        (blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u) * (32u >> lg) + (lane >> lg);
+        (blockIdx.x * (PKVK_WARP_THREADS / 32u) + threadIdx.x / 32u) * (32u >> lg) + (lane >> lg);
     pkvk_warp_item it;
     it.live = item < p.num_tokens * nh;
     it.t = it.live ? pkvk_div32_q(item, p.div_heads) : 0u;
@@ -126,6 +131,10 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     const unsigned t = it.t, h = it.h;
     const long long slot = it.slot;
     const unsigned pos = live ? ((const unsigned *)p.pos[0])[t] : 0u;
+    // MRoPE: streams 1 and 2's positions, loaded with stream 0's (loaded after it, each waited
+    // for its own latency)
+    unsigned q1 = pos, q2 = pos;
+    if (MROPE && live) q1 = ((const unsigned *)p.pos[1])[t], q2 = ((const unsigned *)p.pos[2])[t];
     uint4 xr = make_uint4(0, 0, 0, 0), vr = xr, wr = xr;
     if (live && in_head) {
         xr = *(const uint4 *)((const unsigned short *)p.key +
@@ -137,7 +146,7 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     }
     float c[E], s[E];
     if (MROPE)
-        pkvk_mrope_warp_cs(p, rotated && live, pos, t, pr0, c, s);
+        pkvk_mrope_warp_cs(p, rotated && live, pos, q1, q2, t, pr0, c, s);
     else if (EARLY)
         pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
     float x[E], wt[E], leaf[L];

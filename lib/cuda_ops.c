@@ -174,7 +174,7 @@ static int warp_grid(unsigned g, uint64_t items, pkvi_plan *plan)
 {
     uint64_t warps = (items + 32u / g - 1) / (32u / g), blocks;
     if ((warps + 8u) * 32u > 0xffffffffu) return 0;
-    plan->block = warps < 8u ? (unsigned)warps * 32u : 256u;
+    plan->block = warps < PKVK_WARP_THREADS / 32u ? (unsigned)warps * 32u : PKVK_WARP_THREADS;
     blocks = (warps + plan->block / 32u - 1) / (plan->block / 32u);
     if (blocks > 0x7fffffffu) return 0;
     plan->grid = (unsigned)blocks;
