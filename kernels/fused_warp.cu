@@ -54,7 +54,7 @@ __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool ro
     }
 }
 
-// MRoPE, the same for token t of positions q0, q1, q2 (its three streams'). Stream 0's row is
+// MRoPE, the same for a token of positions q0, q1, q2 (its three streams'). Stream 0's row is
 // loaded as soon as q0 arrives (a table has a row 0 to load for a q0 past it), and q1 and q2
 // are compared while it is in flight: a token of three equal positions (text, as in decode)
 // needs nothing more. Otherwise the pairs of streams 1 and 2 take their rows'
@@ -65,7 +65,7 @@ __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool ro
 // had arrived, text tokens took 2-5% longer at 8 to 256 tokens.)
 __device__ __forceinline__ void pkvk_mrope_warp_cs(const pkvk_fused_params &p, bool rotated,
                                                    unsigned q0, unsigned q1, unsigned q2,
-                                                   unsigned t, unsigned pr0, float *c, float *s)
+                                                   unsigned pr0, float *c, float *s)
 {
     if (!rotated) {
         pkvk_warp_cs(p, false, q0, pr0, c, s);
@@ -101,9 +101,9 @@ __device__ __forceinline__ pkvk_warp_item pkvk_warp_item_of(const pkvk_fused_par
                                                             unsigned lane, unsigned lg)
 {
     const unsigned nh = p.g.num_kv_heads;
-    // the launcher's block size, not blockDim.x: that is read from a constant bank line that
-    // nothing else needs before the loads, and its miss held every warp back (on the H200 the
-    // _small kernels took 1-2% longer in graph replays at 1 to 256 tokens)
+    // the launcher's block size, not blockDim.x: reading that waited for a constant-bank line
+    // before any load could issue (on the H200 the _small kernels took 1-2% longer in graph
+    // replays at 1 to 256 tokens)
     const unsigned item =
         (blockIdx.x * (PKVK_WARP_THREADS / 32u) + threadIdx.x / 32u) * (32u >> lg) + (lane >> lg);
     pkvk_warp_item it;
@@ -131,8 +131,8 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     const unsigned t = it.t, h = it.h;
     const long long slot = it.slot;
     const unsigned pos = live ? ((const unsigned *)p.pos[0])[t] : 0u;
-    // MRoPE: streams 1 and 2's positions, loaded with stream 0's (loaded after it, each waited
-    // for its own latency)
+    // MRoPE: streams 1 and 2's positions, loaded with stream 0's (loaded where they are used,
+    // they were issued only after stream 0's had arrived)
     unsigned q1 = pos, q2 = pos;
     if (MROPE && live) q1 = ((const unsigned *)p.pos[1])[t], q2 = ((const unsigned *)p.pos[2])[t];
     uint4 xr = make_uint4(0, 0, 0, 0), vr = xr, wr = xr;
@@ -146,7 +146,7 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     }
     float c[E], s[E];
     if (MROPE)
-        pkvk_mrope_warp_cs(p, rotated && live, pos, q1, q2, t, pr0, c, s);
+        pkvk_mrope_warp_cs(p, rotated && live, pos, q1, q2, pr0, c, s);
     else if (EARLY)
         pkvk_warp_cs(p, rotated && live, pos, pr0, c, s);
     float x[E], wt[E], leaf[L];
