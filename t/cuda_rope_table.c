@@ -357,11 +357,12 @@ static void mrope_small(pkv_cuda *h)
             if (!ph || !pw) bail("out of memory");
             for (uint32_t t = 0; t < n; t++) {
                 /* v 0, 1: tokens of three positions (one token alone is one), every fourth
-                 * text, one in five with a width past the table, one in seven text past it;
-                 * v 2, 3: every token text, one in seven past the table */
+                 * text, one in five with a width past the table, one in seven text past it,
+                 * one in seven with only its temporal position past it; v 2, 3: every token
+                 * text, two in seven past the table */
                 ph[t] = (uint32_t)(pkvi_rng_next(&r) % 1000);
                 pw[t] = (uint32_t)(pkvi_rng_next(&r) % 1000) + (t % 5 == 3 ? 1000u : 0u);
-                if (t % 7 == 6) c.pos[0][t] += 1000;
+                if (t % 7 == 6 || t % 7 == 2) c.pos[0][t] += 1000;
                 if (v >= 2 || (n > 1 && t % 4 == 0) || t % 7 == 6) ph[t] = pw[t] = c.pos[0][t];
             }
             c.pos[1] = ph;
