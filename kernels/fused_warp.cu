@@ -32,24 +32,6 @@
  * spills, were 10-17% slower; 5 and 6 blocks, 88-144 bytes of spills, 18-54% slower) */
 #define PKVK_WARP_BLOCKS 4
 
-// cos and sin of the pairs pr0 .. pr0 + 7 pair by pair, each at its stream's position among
-// q0, q1, q2 (one stream: q0): from the table when it holds that position, else computed
-template <bool MROPE>
-__device__ __forceinline__ void pkvk_cs8_by_pair(const pkvk_fused_params &p, unsigned q0,
-                                                 unsigned q1, unsigned q2, unsigned pr0, float *c,
-                                                 float *s)
-{
-    float cf[8], sf[8];
-#pragma unroll 1
-    for (unsigned k = 0; k < 8; k++) {
-        const int st = MROPE ? pkvi_mrope_stream(pr0 + k, p.section) : 0;
-        pkvk_rope_cs(p, st == 0 ? q0 : st == 1 ? q1 : q2, pr0 + k, &sf[k], &cf[k]);
-    }
-#pragma unroll
-    for (int k = 0; k < 8; k++)
-        c[k] = cf[k], s[k] = sf[k];
-}
-
 // cos and sin of the pairs pr0 .. pr0 + 7 at position pos: from the table when it holds the
 // position (16-byte loads), else computed pair by pair; 0 when the thread rotates nothing
 __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool rotated, unsigned pos,
@@ -58,7 +40,13 @@ __device__ __forceinline__ void pkvk_warp_cs(const pkvk_fused_params &p, bool ro
     if (rotated && pos < p.cs_len) {
         pkvk_row_cs8(p, pkvk_rope_row(p, pos), pr0, c, s);
     } else if (rotated) {
-        pkvk_cs8_by_pair<false>(p, pos, pos, pos, pr0, c, s);
+        float cf[8], sf[8];
+#pragma unroll 1
+        for (unsigned k = 0; k < 8; k++)
+            pkvk_rope_cs(p, pos, pr0 + k, &sf[k], &cf[k]);
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            c[k] = cf[k], s[k] = sf[k];
     } else {
 #pragma unroll
         for (int k = 0; k < 8; k++)
@@ -90,7 +78,18 @@ __device__ __forceinline__ void pkvk_mrope_warp_cs(const pkvk_fused_params &p, b
         pkvk_mrope_take12(p, pkvk_rope_row(p, q1), pkvk_rope_row(p, q2), pr0, c, s);
         return;
     }
-    pkvk_cs8_by_pair<true>(p, q0, q1, q2, pr0, c, s);
+    // pkvk_warp_cs's pair-by-pair loop with each pair's stream: as one helper shared with it,
+    // this kernel compiled differently and image patches took 1-4% longer at 8 to 2048 tokens
+    // (H200, graph replays)
+    float cf[8], sf[8];
+#pragma unroll 1
+    for (unsigned k = 0; k < 8; k++) {
+        const int st = pkvi_mrope_stream(pr0 + k, p.section);
+        pkvk_rope_cs(p, st == 0 ? q0 : st == 1 ? q1 : q2, pr0 + k, &sf[k], &cf[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        c[k] = cf[k], s[k] = sf[k];
 }
 
 // A thread's item (token t, head h) in the warp kernels: lane groups of 2^lg lanes, 32 / 2^lg
