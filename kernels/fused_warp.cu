@@ -79,7 +79,7 @@ __device__ __forceinline__ void pkvk_mrope_warp_cs(const pkvk_fused_params &p, b
         return;
     }
     // pkvk_warp_cs's pair-by-pair loop with each pair's stream: as one helper shared with it,
-    // this kernel compiled differently and image patches took 1-4% longer at 8 to 2048 tokens
+    // this kernel compiled differently and image patches took 1-4% longer at 8 to 256 tokens
     // (H200, graph replays)
     float cf[8], sf[8];
 #pragma unroll 1
