@@ -1,7 +1,8 @@
 /* "pkv bench": times every op on the GPU with CUDA events, against the device-to-device copy
  * bandwidth measured in the same run on the same byte count, an empty kernel launched the same
- * way, and a baseline (the plain one-thread-per-element write, or the unfused norm -> rope ->
- * store chain), whose bytes must equal the op's. Input sets rotate so that large cases stream
+ * way, a floor kernel (the loads every launch of the op waits for: a lower bound), and a
+ * baseline (the plain one-thread-per-element write, or the unfused norm -> rope -> store chain),
+ * whose bytes must equal the op's. Input sets rotate so that large cases stream
  * from HBM. With --graph every launch is captured into a CUDA graph (one node per input set)
  * and the graph replays are timed, which is how engines run decode steps.
  *
@@ -168,17 +169,18 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
     printf("host overhead before the launch: write_bf16 %.3f us, fused_bf16 (rotary 128, "
            "inv_freq table) %.3f us\n",
            host_overhead_us(0), host_overhead_us(1));
-    printf("%-17s %-7s %6s %9s %9s %9s %9s %8s %7s %7s %9s %6s %6s\n", "op", "heads", "tokens",
-           "us", "p10", "p90", "MB", "GB/s", "copy%", "xempty", "base_us", "xbase", "rope%");
+    printf("%-17s %-7s %6s %9s %9s %9s %9s %8s %7s %7s %7s %9s %6s %6s\n", "op", "heads", "tokens",
+           "us", "p10", "p90", "MB", "GB/s", "copy%", "xempty", "xfloor", "base_us", "xbase",
+           "rope%");
     if (csv)
         fprintf(csv, "mode,op,num_kv_heads,head_dim,tokens,us_median,us_p10,us_p90,bytes,"
                      "gbps,copy_gbps,pct_of_copy,empty_us,ratio_to_empty,baseline,"
-                     "baseline_us,speedup_over_baseline,no_rope_us,rope_share_pct\n");
+                     "baseline_us,speedup_over_baseline,no_rope_us,rope_share_pct,floor_us\n");
     for (int op = PKV_OP_WRITE_BF16; op < PKV_OP_COUNT; op++)
         for (size_t gi = 0; gi < 4; gi++)
             for (size_t t = 0; t < 7; t++) {
                 bench_case b;
-                stats s, copy, empty, base, norope = {0, 0, 0};
+                stats s, copy, empty, floor_st, base, norope = {0, 0, 0};
                 double bytes, gbps, copy_gbps, rope_pct;
                 if (o->quick && (t % 2 || gi % 2)) continue;
                 if (o->only_op && strcmp(o->only_op, pkv_op_name((pkv_op)op)) != 0) continue;
@@ -204,6 +206,7 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
                     b.f.rotary_dim = b.hd;
                 }
                 empty = timed(RUN_EMPTY, &b, o->graph, st, 0, 0, 0);
+                floor_st = timed(RUN_FLOOR, &b, o->graph, st, 0, 0, 0);
                 bytes = pkvi_bench_op_bytes(op, b.tokens, (uint64_t)b.nkv * b.hd, b.hd);
                 /* the roofline: copying half the bytes moves them all (read + write) */
                 copy = timed(RUN_COPY, &b, 0, NULL, scratch_b, scratch_a,
@@ -211,20 +214,21 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
                 gbps = bytes / (s.median * 1e3);
                 copy_gbps = bytes / (copy.median * 1e3);
                 rope_pct = pkvi_bench_is_fused(op) ? 100.0 * (1.0 - norope.median / s.median) : 0.0;
-                printf("%-17s %2ux%-4u %6u %9.2f %9.2f %9.2f %9.3f %8.1f %6.1f%% %7.2f %9.2f %6.2f "
-                       "%5.1f%%\n",
+                printf("%-17s %2ux%-4u %6u %9.2f %9.2f %9.2f %9.3f %8.1f %6.1f%% %7.2f %7.2f %9.2f "
+                       "%6.2f %5.1f%%\n",
                        pkv_op_name((pkv_op)op), b.nkv, b.hd, b.tokens, s.median, s.p10, s.p90,
                        bytes / 1e6, gbps, 100.0 * gbps / copy_gbps, s.median / empty.median,
-                       base.median, base.median / s.median, rope_pct);
+                       s.median / floor_st.median, base.median, base.median / s.median, rope_pct);
                 if (csv)
                     fprintf(csv,
                             "%s,%s,%u,%u,%u,%.3f,%.3f,%.3f,%.0f,%.1f,%.1f,%.1f,%.3f,%.3f,%s,"
-                            "%.3f,%.3f,%.3f,%.1f\n",
+                            "%.3f,%.3f,%.3f,%.1f,%.3f\n",
                             mode, pkv_op_name((pkv_op)op), b.nkv, b.hd, b.tokens, s.median, s.p10,
                             s.p90, bytes, gbps, copy_gbps, 100.0 * gbps / copy_gbps, empty.median,
                             s.median / empty.median,
                             pkvi_bench_is_fused(op) ? "unfused_chain" : "one_thread_per_element",
-                            base.median, base.median / s.median, norope.median, rope_pct);
+                            base.median, base.median / s.median, norope.median, rope_pct,
+                            floor_st.median);
                 if (!pkvi_bench_baseline_agrees(&b)) {
                     fprintf(stderr, "pkv bench: %s %ux%u %u tokens: the baseline's bytes differ\n",
                             pkv_op_name((pkv_op)op), b.nkv, b.hd, b.tokens);

@@ -12,7 +12,7 @@
 #define PKVI_BENCH_POS0 1000u           /* token t is at position PKVI_BENCH_POS0 + t */
 #define SCRATCH_BYTES ((size_t)1 << 30) /* each of the copy's two buffers */
 
-enum { RUN_OP, RUN_BASELINE, RUN_EMPTY, RUN_COPY };
+enum { RUN_OP, RUN_BASELINE, RUN_EMPTY, RUN_COPY, RUN_FLOOR };
 
 typedef struct set {
     uint64_t k, v, w, pos, slots, kc, vc;
@@ -46,7 +46,8 @@ double pkvi_bench_op_bytes(int op, uint64_t tokens, uint64_t row, uint32_t head_
 
 void pkvi_bench_setup(bench_case *b);
 void pkvi_bench_teardown(bench_case *b);
-/* Launch what (RUN_OP, RUN_BASELINE or RUN_EMPTY, writing to empty_out) on input set k. */
+/* Launch what (RUN_OP, RUN_BASELINE, or RUN_EMPTY or RUN_FLOOR writing to empty_out) on input
+ * set k. */
 void pkvi_bench_run(int what, const bench_case *b, size_t k, void *stream, uint64_t empty_out);
 /* 1 when the baseline writes the op's bytes into set 0's pools. */
 int pkvi_bench_baseline_agrees(const bench_case *b);

@@ -213,18 +213,47 @@ static void run_baseline(const bench_case *b, const set *s, void *st)
     }
 }
 
+static void launch_one(int k, void **args, void *stream)
+{
+    if (pkvi_cuda_enter(pkvi_bench_gpu)) pkvi_bench_die("context");
+    pkvi_bench_cu_check(pkvi_bench_gpu->cu->cuLaunchKernel(pkvi_bench_gpu->fn[k], 1, 1, 1, 32, 1, 1,
+                                                           0, stream, args, NULL),
+                        "cuLaunchKernel");
+    pkvi_cuda_leave(pkvi_bench_gpu);
+}
+
+/* The floor kernel on set s's slots and source, and for a fused op with the handle's table for
+ * the call its first token's position and row (the fused launcher's plan says which table). */
+static void run_floor(const bench_case *b, const set *s, void *st, uint64_t out)
+{
+    uint64_t src = b->op == PKV_OP_WRITE_V_BF16 ? s->v : s->k, pos = stream_pos(s, 0), table = 0;
+    unsigned row_floats = 0;
+    if (pkvi_bench_is_fused(b->op)) {
+        pkvk_fused_params p;
+        pkvi_plan plan;
+        const uint64_t all[3] = {pos, stream_pos(s, 1), stream_pos(s, 2)};
+        if (pkvi_cuda_fused_plan(pkvi_bench_gpu, (pkv_op)b->op, &b->f, s->k, s->v, s->w, all,
+                                 s->slots, s->kc, b->op == PKV_OP_FUSED_FP8_KV ? s->vc : 0, 0, &p,
+                                 &plan))
+            pkvi_bench_die("fused plan");
+        if (p.cs_len > PKVI_BENCH_POS0) table = p.cs_table, row_floats = p.rotary_dim;
+    }
+    {
+        uint64_t slots = s->slots;
+        void *args[6] = {&slots, &src, &pos, &table, &row_floats, &out};
+        launch_one(PKVI_K_FLOOR, args, st);
+    }
+}
+
 void pkvi_bench_run(int what, const bench_case *b, size_t k, void *st, uint64_t empty_out)
 {
     if (what == RUN_OP && run_op(b, &b->s[k], st)) pkvi_bench_die("launch");
     if (what == RUN_BASELINE) run_baseline(b, &b->s[k], st);
+    if (what == RUN_FLOOR) run_floor(b, &b->s[k], st, empty_out);
     if (what == RUN_EMPTY) {
         unsigned value = 0;
         void *args[2] = {&empty_out, &value};
-        if (pkvi_cuda_enter(pkvi_bench_gpu)) pkvi_bench_die("context");
-        pkvi_bench_cu_check(pkvi_bench_gpu->cu->cuLaunchKernel(pkvi_bench_gpu->fn[PKVI_K_PROBE], 1,
-                                                               1, 1, 32, 1, 1, 0, st, args, NULL),
-                            "cuLaunchKernel");
-        pkvi_cuda_leave(pkvi_bench_gpu);
+        launch_one(PKVI_K_PROBE, args, st);
     }
 }
 

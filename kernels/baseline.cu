@@ -2,7 +2,8 @@
 // plain way. pkvk_naive_write is one thread per element of ops 2-4. The unfused chain runs
 // ops 5-8 as three launches through a scratch buffer (binary32 for ops 5-7, BF16 for op 8,
 // as ref/fused.c and ref/chain.c round): norm, rope, store. Both give the ops' bytes; the
-// benchmark checks that the chain's pools equal the fused kernel's.
+// benchmark checks that the chain's pools equal the fused kernel's. pkvk_floor is no op at all:
+// the dependent loads every op's launch waits for, timed as a lower bound.
 #include "kernels.cuh"
 
 extern "C" __global__ void pkvk_naive_write(const pkvk_write_params p)
@@ -104,4 +105,21 @@ extern "C" __global__ void pkvk_chain_store(const pkvk_fused_params p, uint64_t 
     } else {
         ((unsigned short *)p.k_cache)[off + e] = pkvi_bf16_from_f32(((const float *)scratch)[i]);
     }
+}
+
+// pkv bench's floor: what any launch of an op waits for at decode sizes. One thread reads the
+// first token's slot (where the op's bytes go) and a source word, with a table also the
+// token's position and then a word of that position's row (the row is what RoPE reads), and
+// stores one word where the slot says (in `out`, a scratch buffer, not the cache). A kernel
+// writing the op's bytes cannot store before the same loads have arrived, in the same order,
+// so this launch's time is a lower bound for the op's timed the same way.
+extern "C" __global__ void pkvk_floor(uint64_t slots, uint64_t src, uint64_t pos, uint64_t table,
+                                      unsigned row_floats, uint64_t out)
+{
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    const long long slot = *(const long long *)slots;
+    const unsigned at = *(const unsigned *)pos;
+    unsigned v = *(const unsigned *)src;
+    if (table) v ^= __float_as_uint(((const float *)table)[(uint64_t)at * row_floats]);
+    ((unsigned *)out)[(unsigned)slot & 0xffffu] = v;
 }

@@ -26,7 +26,7 @@ static const char *const kernel_names[PKVI_K_COUNT] = {
     "pkvk_probe",                   "pkvk_numerics",
     "pkvk_rope_table",              "pkvk_naive_write",
     "pkvk_chain_norm",              "pkvk_chain_rope",
-    "pkvk_chain_store"};
+    "pkvk_chain_store",             "pkvk_floor"};
 
 #define CU(call, what)                                                                         \
     do {                                                                                       \

@@ -40,6 +40,7 @@ enum {
     PKVI_K_CHAIN_NORM,
     PKVI_K_CHAIN_ROPE,
     PKVI_K_CHAIN_STORE,
+    PKVI_K_FLOOR, /* pkv bench's lower bound at decode sizes */
     PKVI_K_COUNT
 };
 
