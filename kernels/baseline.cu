@@ -108,9 +108,9 @@ extern "C" __global__ void pkvk_chain_store(const pkvk_fused_params p, uint64_t 
 }
 
 // pkv bench's floor: what any launch of an op waits for at decode sizes. One thread reads the
-// first token's slot (where the op's bytes go) and a source word, with a table also the
-// token's position and then a word of that position's row (the row is what RoPE reads), and
-// stores one word where the slot says (in `out`, a scratch buffer, not the cache). A kernel
+// first token's slot (where the op's bytes go), position and a source word together, with a
+// table then a word of that position's row (the row is what RoPE reads), and stores one word
+// where the slot says (in `out`, a scratch buffer, not the cache). A kernel
 // writing the op's bytes cannot store before the same loads have arrived, in the same order,
 // so this launch's time is a lower bound for the op's timed the same way.
 extern "C" __global__ void pkvk_floor(uint64_t slots, uint64_t src, uint64_t pos, uint64_t table,
