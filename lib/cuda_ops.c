@@ -218,7 +218,8 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
     /* the halves kernels of ops 5 to 7 take 16 elements of each half per thread at 4 heads
      * or more of 128 elements or more (on the H200 at 65,536 tokens, two runs, 8 x 128: 5-7%
      * faster for fused_bf16, 19-20% for fused_fp8_k, 11-12% for MRoPE; 4 x 256: as fast, 16%
-     * faster; but 16 x 64: 12% slower for fused_bf16, 1 x 128: 5-7% slower), else 8 */
+     * faster; but 16 x 64: 12% slower for fused_bf16, 5-16% for fused_fp8_k, 1 x 128: 5-7%
+     * slower), else 8 */
     int mrope = op == PKV_OP_FUSED_MROPE_BF16;
     int e16 = !kv && d->cache.head_dim >= 128u && d->cache.num_kv_heads >= 4u;
     /* and 32 at 256 elements (4 threads an item; on the H200 at 4 x 256 x 65,536, fused_fp8_k
