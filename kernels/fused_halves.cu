@@ -168,13 +168,6 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     const unsigned total = p.num_tokens * nh, ipw = 32u >> lg,
                    tiles = (total + ipw - 1) >> (5 - lg);
     const unsigned nw = gridDim.x * (blockDim.x / 32u);
-    // the first tile's copy, and the first two tiles' positions and slots, are issued before
-    // the block's weights are read and shared: their latency overlaps the weights' own
-    unsigned tile = blockIdx.x * (blockDim.x / 32u) + wid;
-    pkvk_halves_item a0 = pkvk_halves_item_of(p, tile, tiles, ipw, sub, total),
-                     a1 = pkvk_halves_item_of(p, tile + nw, tiles, ipw, sub, total);
-    pkvk_halves_issue<OP8, B>(p, stages[wid][0], a0, lane, j, G);
-    pkvk_halves_meta m0 = pkvk_halves_meta_of<MROPE>(p, a0), m1 = pkvk_halves_meta_of<MROPE>(p, a1);
     // 4 B G = head_dim / 4 <= 64 threads (the warp kernels take head_dim <= 256), and a block
     // has more: the launcher sends here only calls of more than one block of 8-element
     // threads, so items x head_dim > 2048 and this grid has more than 2048 / (2 E) threads
@@ -188,6 +181,11 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
                                 __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)(wr.y >> 16))));
     }
     __syncthreads();
+    unsigned tile = blockIdx.x * (blockDim.x / 32u) + wid;
+    pkvk_halves_item a0 = pkvk_halves_item_of(p, tile, tiles, ipw, sub, total),
+                     a1 = pkvk_halves_item_of(p, tile + nw, tiles, ipw, sub, total);
+    pkvk_halves_issue<OP8, B>(p, stages[wid][0], a0, lane, j, G);
+    pkvk_halves_meta m0 = pkvk_halves_meta_of<MROPE>(p, a0), m1 = pkvk_halves_meta_of<MROPE>(p, a1);
     for (unsigned stage = 0; tile < tiles; tile += nw, stage ^= 1u) {
         if (B > 1 || WORDS) __syncwarp(); // the other stage's slots: read by the last tree
         if constexpr (!CARRY) {
