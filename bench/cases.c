@@ -185,6 +185,15 @@ static pkv_status run_op(const bench_case *b, const set *s, void *st)
     }
 }
 
+/* The fused launcher's parameter block and plan for set s, as the op's launch has them. */
+static void fused_plan(const bench_case *b, const set *s, pkvk_fused_params *p, pkvi_plan *plan)
+{
+    const uint64_t pos[3] = {stream_pos(s, 0), stream_pos(s, 1), stream_pos(s, 2)};
+    if (pkvi_cuda_fused_plan(pkvi_bench_gpu, (pkv_op)b->op, &b->f, s->k, s->v, s->w, pos, s->slots,
+                             s->kc, b->op == PKV_OP_FUSED_FP8_KV ? s->vc : 0, 0, p, plan))
+        pkvi_bench_die("fused plan");
+}
+
 /* The baseline with the op's own parameter block: the plain write, or the unfused chain. */
 static void run_baseline(const bench_case *b, const set *s, void *st)
 {
@@ -201,11 +210,7 @@ static void run_baseline(const bench_case *b, const set *s, void *st)
             pkvi_bench_die("naive write");
     } else {
         pkvk_fused_params p;
-        const uint64_t pos[3] = {stream_pos(s, 0), stream_pos(s, 1), stream_pos(s, 2)};
-        if (pkvi_cuda_fused_plan(pkvi_bench_gpu, (pkv_op)b->op, &b->f, s->k, s->v, s->w, pos,
-                                 s->slots, s->kc, b->op == PKV_OP_FUSED_FP8_KV ? s->vc : 0, 0, &p,
-                                 &plan))
-            pkvi_bench_die("fused plan");
+        fused_plan(b, s, &p, &plan);
         launch2(PKVI_K_CHAIN_NORM, T * b->nkv, (b->hd + 31u) / 32u * 32u, &p, b->scratch, st);
         launch2(PKVI_K_CHAIN_ROPE, (T * (b->f.rotary_dim / 2) + 255) / 256, 256, &p, b->scratch,
                 st);
@@ -231,11 +236,7 @@ static void run_floor(const bench_case *b, const set *s, void *st, uint64_t out)
     if (pkvi_bench_is_fused(b->op)) {
         pkvk_fused_params p;
         pkvi_plan plan;
-        const uint64_t all[3] = {pos, stream_pos(s, 1), stream_pos(s, 2)};
-        if (pkvi_cuda_fused_plan(pkvi_bench_gpu, (pkv_op)b->op, &b->f, s->k, s->v, s->w, all,
-                                 s->slots, s->kc, b->op == PKV_OP_FUSED_FP8_KV ? s->vc : 0, 0, &p,
-                                 &plan))
-            pkvi_bench_die("fused plan");
+        fused_plan(b, s, &p, &plan);
         if (p.cs_len > PKVI_BENCH_POS0) table = p.cs_table, row_floats = p.rotary_dim;
     }
     {
