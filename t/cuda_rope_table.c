@@ -358,8 +358,9 @@ static void mrope_small(pkv_cuda *h)
             for (uint32_t t = 0; t < n; t++) {
                 /* v 0, 1: tokens of three positions (one token alone is one), every fourth
                  * text, one in five with a width past the table, one in seven text past it,
-                 * one in seven with only its temporal position past it; v 2, 3: every token
-                 * text, two in seven past the table */
+                 * one in seven with its temporal position past it (only that one, unless it
+                 * is also a fourth, text); v 2, 3: every token text, two in seven past the
+                 * table */
                 ph[t] = (uint32_t)(pkvi_rng_next(&r) % 1000);
                 pw[t] = (uint32_t)(pkvi_rng_next(&r) % 1000) + (t % 5 == 3 ? 1000u : 0u);
                 if (t % 7 == 6 || t % 7 == 2) c.pos[0][t] += 1000;
