@@ -260,6 +260,10 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
                        : e32   ? PKVI_K_FUSED_HALVES32
                        : e16   ? PKVI_K_FUSED_HALVES16
                                : PKVI_K_FUSED_HALVES;
+        /* head_dim 64 (4 threads an item): the kernels with that group size built in */
+        if (gh == 4u && plan->kernel == PKVI_K_FUSED_HALVES) plan->kernel = PKVI_K_FUSED_HALVES_G4;
+        if (gh == 4u && plan->kernel == PKVI_K_FUSED_MROPE_HALVES)
+            plan->kernel = PKVI_K_FUSED_MROPE_HALVES_G4;
         if (e32)
             halves_wave(h, plan, PKVK_HALVES32_THREADS, PKVK_HALVES32_BLOCKS_PER_SM);
         else

@@ -179,8 +179,11 @@ static void really_read(pkv_cuda *h)
          "4 heads, 1024 tokens, rotary_dim 64, 8-element warp kernels"},
         {4, 128, 1024, 80, 0, PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP,
          "4 heads, 1024 tokens, rotary_dim 80, 8-element warp kernels"},
-        {16, 64, 1024, 64, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_FP8_KV_HALVES,
-         "16 x 64, 1024 tokens, halves form (op 8: one chunk)"},
+        {16, 64, 1024, 64, 0, PKVI_K_FUSED_HALVES_G4, PKVI_K_FUSED_FP8_KV_HALVES,
+         "16 x 64, 1024 tokens, halves form (ops 5, 7: its kernel for 4 threads an item; op 8: "
+         "one chunk)"},
+        {3, 64, 4096, 64, 0, PKVI_K_FUSED_HALVES_G4, PKVI_K_FUSED_FP8_KV_HALVES,
+         "3 x 64, 4096 tokens, halves form (tiles across tokens)"},
         {16, 32, 2048, 32, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_FP8_KV_WARP,
          "16 x 32, 2048 tokens, halves form (ops 5, 7: one chunk), op 8 8-element"},
         {32, 128, 64, 128, 0, PKVI_K_FUSED_VEC_TAB, PKVI_K_FUSED_FP8_KV_VEC16_TAB,
@@ -215,7 +218,8 @@ static void really_read(pkv_cuda *h)
             is_int((long long)run_diff(h, op, &c), 0, "%s, %s: table of 1000 == reference",
                    pkv_op_name((pkv_op)op), kind);
             if (want == PKVI_K_FUSED_HALVES || want == PKVI_K_FUSED_HALVES16 ||
-                want == PKVI_K_FUSED_HALVES32 || want == PKVI_K_FUSED_FP8_KV_HALVES) {
+                want == PKVI_K_FUSED_HALVES32 || want == PKVI_K_FUSED_FP8_KV_HALVES ||
+                want == PKVI_K_FUSED_HALVES_G4) {
                 /* a grid for one multiprocessor: every warp loops over many tiles */
                 const uint64_t a = 1u << 20, pos[3] = {a, a, a};
                 const int sms = h->sm_count, per_sm = want == PKVI_K_FUSED_HALVES32
@@ -269,7 +273,7 @@ static void mrope_halves(pkv_cuda *h)
         int want;
     } gs[] = {{4, 128, PKVI_K_FUSED_MROPE_HALVES16}, {5, 128, PKVI_K_FUSED_MROPE_HALVES16},
               {2, 128, PKVI_K_FUSED_MROPE_HALVES},   {1, 128, PKVI_K_FUSED_MROPE_HALVES},
-              {3, 64, PKVI_K_FUSED_MROPE_HALVES},    {16, 64, PKVI_K_FUSED_MROPE_HALVES},
+              {3, 64, PKVI_K_FUSED_MROPE_HALVES_G4}, {16, 64, PKVI_K_FUSED_MROPE_HALVES_G4},
               {4, 256, PKVI_K_FUSED_MROPE_HALVES32}};
     pkvi_rng r = {0x2545f4914f6cdd1dull};
     for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++)
