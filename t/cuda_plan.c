@@ -137,30 +137,6 @@ static void with_table(pkv_cuda *h)
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES32, "16 x 256, 2^30 - 80 items: halves");
     d = desc(16, 256, (1u << 26) - 4u);
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_VEC_TAB, "  2^30 - 64 items: block kernel");
-    /* head_dim 64, 4 threads an item: ops 5 to 7 take their kernels with that group size
-     * built in; other group sizes the general ones */
-    if (pkv_cuda_rope_table(h, 1e4f, 64, 1000) != PKV_OK) bail("%s", pkv_last_error());
-    d = desc(16, 64, 65536);
-    is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES_G4,
-           "16 x 64, 65536 tokens: 8 elements of each half, the kernel for 4 threads an item");
-    is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM, "  one wave of blocks");
-    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_HALVES_G4,
-           "  and for fused_fp8_k");
-    is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES,
-           "  fused_fp8_kv: its halves kernel");
-    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_HALVES_G4,
-           "  MRoPE: its kernel for 4 threads an item");
-    is_int(grid, (long long)h->sm_count * PKVK_MROPE_HALVES_BLOCKS_PER_SM,
-           "  one wave of its blocks (%d per multiprocessor)", PKVK_MROPE_HALVES_BLOCKS_PER_SM);
-    d = desc(3, 64, 65536);
-    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES_G4, "3 x 64: the same");
-    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES_G4,
-           "  and for MRoPE");
-    if (pkv_cuda_rope_table(h, 1e4f, 32, 1000) != PKV_OK) bail("%s", pkv_last_error());
-    d = desc(16, 32, 65536);
-    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "16 x 32 (2 threads an item): general");
-    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES,
-           "  and for MRoPE");
     if (pkv_cuda_rope_table(h, 1e4f, 80, 1000) != PKV_OK) bail("%s", pkv_last_error());
     /* a partial rotation: 8 elements per thread, 16 threads, two items per warp */
     d = desc(8, 128, 65536);
@@ -184,12 +160,29 @@ static void with_table(pkv_cuda *h)
     d = desc(8, 120, 65536); /* head_dim % 16 != 0 (and a partial rotation) */
     d.rotary_dim = 96;
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP, "head_dim 120, many waves: 8-element");
+    /* head_dim 64, 4 threads an item: ops 5 to 7 take their kernels with that group size
+     * built in; other group sizes the general ones */
     if (pkv_cuda_rope_table(h, 1e4f, 64, 1000) != PKV_OK) bail("%s", pkv_last_error());
     d = desc(16, 64, 65536);
-    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "16 x 64, many waves: halves form");
+    is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES_G4,
+           "16 x 64, many waves: halves form, the kernel for 4 threads an item");
+    is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM, "  one wave of blocks");
+    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_HALVES_G4, "  and fused_fp8_k");
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES,
-           "  and fused_fp8_kv (its chunk is the whole head)");
-    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES, "  and MRoPE");
+           "  fused_fp8_kv: its halves kernel (its chunk is the whole head)");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_HALVES_G4,
+           "  MRoPE: its kernel for 4 threads an item");
+    is_int(grid, (long long)h->sm_count * PKVK_MROPE_HALVES_BLOCKS_PER_SM,
+           "  one wave of its blocks (%d per multiprocessor)", PKVK_MROPE_HALVES_BLOCKS_PER_SM);
+    d = desc(3, 64, 65536);
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES_G4, "3 x 64: the same");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES_G4,
+           "  and for MRoPE");
+    if (pkv_cuda_rope_table(h, 1e4f, 32, 1000) != PKV_OK) bail("%s", pkv_last_error());
+    d = desc(16, 32, 65536);
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "16 x 32 (2 threads an item): general");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES,
+           "  and for MRoPE");
     if (pkv_cuda_rope_table(h, 1e4f, 128, 1000) != PKV_OK) bail("%s", pkv_last_error());
 }
 
