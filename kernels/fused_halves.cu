@@ -258,9 +258,11 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
             // read them, both levels shuffle 8: 32 shuffles and 46 adds a tile, not 8 and 22).
             // The chunks of a warp take their slots in different orders (k ^ rot), so the
             // 4-byte reads are conflict-free; level 16 pairs slot m with m + 2 in every order,
-            // and level 8 adds the two sums, so the sums are the tree's. Slot k ^ rot's word w
-            // is at a0 ^ 16 k: the chunk's 4 slots are 64 aligned bytes (rot < 4 = the chunk's
-            // first slot % 4), which saved the 4 slots' index arithmetic each tile.
+            // and level 8 adds the two sums, so the sums are the tree's (with operands swapped:
+            // IEEE addition commutes). Slot k ^ rot's word w is at a0 ^ 16 k, a0 the lane's
+            // slot rot: a chunk's 4 slots are 64 bytes from a 64-byte boundary, the slot index
+            // in bits 4-5 (where the index arithmetic of (k + rot) & 3 took about 24
+            // instructions a tile, 13 now: SASS).
             const unsigned a0 = (unsigned)__cvta_generic_to_shared(cur) +
                                 16u * ((lane & ~3u) | ((lane >> 3) & 3u)) + 4u * (lane & 3u);
             float part[2];
