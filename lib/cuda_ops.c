@@ -253,17 +253,17 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
         return 0;
     } else if (halves && warp_grid(gh, items, plan)) {
         g = gh;
-        plan->kernel = kv      ? PKVI_K_FUSED_FP8_KV_HALVES
-                       : mrope ? (e32   ? PKVI_K_FUSED_MROPE_HALVES32
-                                  : e16 ? PKVI_K_FUSED_MROPE_HALVES16
-                                        : PKVI_K_FUSED_MROPE_HALVES)
-                       : e32   ? PKVI_K_FUSED_HALVES32
-                       : e16   ? PKVI_K_FUSED_HALVES16
-                               : PKVI_K_FUSED_HALVES;
-        /* head_dim 64 (4 threads an item): the kernels with that group size built in */
-        if (gh == 4u && plan->kernel == PKVI_K_FUSED_HALVES) plan->kernel = PKVI_K_FUSED_HALVES_G4;
-        if (gh == 4u && plan->kernel == PKVI_K_FUSED_MROPE_HALVES)
-            plan->kernel = PKVI_K_FUSED_MROPE_HALVES_G4;
+        /* 8 elements at head_dim 64 (4 threads an item): the kernels with that group size
+         * built in */
+        plan->kernel = kv         ? PKVI_K_FUSED_FP8_KV_HALVES
+                       : mrope    ? (e32        ? PKVI_K_FUSED_MROPE_HALVES32
+                                     : e16      ? PKVI_K_FUSED_MROPE_HALVES16
+                                     : gh == 4u ? PKVI_K_FUSED_MROPE_HALVES_G4
+                                                : PKVI_K_FUSED_MROPE_HALVES)
+                       : e32      ? PKVI_K_FUSED_HALVES32
+                       : e16      ? PKVI_K_FUSED_HALVES16
+                       : gh == 4u ? PKVI_K_FUSED_HALVES_G4
+                                  : PKVI_K_FUSED_HALVES;
         if (e32)
             halves_wave(h, plan, PKVK_HALVES32_THREADS, PKVK_HALVES32_BLOCKS_PER_SM);
         else
