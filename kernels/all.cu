@@ -8,6 +8,7 @@
 #include "fused_vec.cu"
 #include "fused_warp.cu"
 #include "fused_halves.cu"
+#include "fused_wide.cu"
 #include "convert.cu"
 #include "numerics.cu"
 #include "rope_table.cu"

@@ -24,6 +24,10 @@
  * of 4 warps (static shared memory stays under 48 KB), 6 per multiprocessor (80 registers) */
 #define PKVK_HALVES32_THREADS 128
 #define PKVK_HALVES32_BLOCKS_PER_SM 6
+/* The wide kernel (head_dim 64, kernels/fused_wide.cu): a tile's stages take 8 KB a warp, so
+ * blocks of 4 warps, 6 per multiprocessor (80 registers) */
+#define PKVK_WIDE_THREADS 128
+#define PKVK_WIDE_BLOCKS_PER_SM 6
 
 typedef struct pkvk_geom {
     uint64_t num_slots;    /* num_blocks * block_size */

@@ -160,14 +160,38 @@ static void with_table(pkv_cuda *h)
     d = desc(8, 120, 65536); /* head_dim % 16 != 0 (and a partial rotation) */
     d.rotary_dim = 96;
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP, "head_dim 120, many waves: 8-element");
-    /* head_dim 64, 4 threads an item: ops 5 to 7 take their kernels with that group size
-     * built in; other group sizes the general ones */
+    /* head_dim 64, 4 threads an item: ops 5 and 6 take their kernels with that group size
+     * built in, op 7 the wide kernel (tiles of 32 items); other group sizes the general ones */
     if (pkv_cuda_rope_table(h, 1e4f, 64, 1000) != PKV_OK) bail("%s", pkv_last_error());
     d = desc(16, 64, 65536);
     is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES_G4,
            "16 x 64, many waves: halves form, the kernel for 4 threads an item");
     is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM, "  one wave of blocks");
-    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_HALVES_G4, "  and fused_fp8_k");
+    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid), PKVI_K_FUSED_WIDE64,
+           "  fused_fp8_k: the wide kernel");
+    is_int(grid, (long long)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM, "  one wave of its blocks");
+    is_int(last_block, PKVK_WIDE_THREADS, "  of %d threads", PKVK_WIDE_THREADS);
+    d.num_tokens = 2048; /* 1024 warps of 32 items */
+    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid), PKVI_K_FUSED_WIDE64,
+           "  2048 tokens: the same");
+    if (h->sm_count * PKVK_WIDE_BLOCKS_PER_SM * PKVK_WIDE_THREADS / 32 > 1024)
+        is_int(grid, 1024 / (PKVK_WIDE_THREADS / 32), "  a warp per 32 items (under a wave)");
+    else
+        is_int(grid, (long long)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM, "  one wave (%d SMs)",
+               h->sm_count);
+    d.num_tokens = 2049; /* a last warp of 16 items */
+    kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid);
+    if (h->sm_count * PKVK_WIDE_BLOCKS_PER_SM * PKVK_WIDE_THREADS / 32 > 1025)
+        is_int(grid, 1025 / (PKVK_WIDE_THREADS / 32) + 1, "  2049 tokens: one more block");
+    else
+        ok(1, "  2049 tokens: one wave (%d SMs)", h->sm_count);
+    d.num_tokens = (1u << 26) - 5u;
+    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_WIDE64,
+           "  2^30 - 80 items: the wide kernel");
+    d.num_tokens = (1u << 26) - 4u;
+    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_VEC_TAB,
+           "  2^30 - 64 items: block kernel");
+    d.num_tokens = 65536;
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES,
            "  fused_fp8_kv: its halves kernel (its chunk is the whole head)");
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_HALVES_G4,
@@ -176,6 +200,7 @@ static void with_table(pkv_cuda *h)
            "  one wave of its blocks (%d per multiprocessor)", PKVK_MROPE_HALVES_BLOCKS_PER_SM);
     d = desc(3, 64, 65536);
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES_G4, "3 x 64: the same");
+    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_WIDE64, "  and fused_fp8_k's");
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES_G4,
            "  and for MRoPE");
     if (pkv_cuda_rope_table(h, 1e4f, 32, 1000) != PKV_OK) bail("%s", pkv_last_error());

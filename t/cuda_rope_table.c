@@ -164,31 +164,33 @@ static void really_read(pkv_cuda *h)
 {
     static const struct {
         uint32_t heads, hd, tokens, rotary;
-        int shift, want5, want8; /* the kernels of ops 5 and 7, and of 8, or -1: not asserted */
+        int shift, want5, want7, want8; /* the kernels of ops 5, 7 and 8, or -1: not asserted */
         const char *kind;
     } vs[] = {
-        {4, 128, 64, 128, 0, PKVI_K_FUSED_WARP_SMALL, PKVI_K_FUSED_FP8_KV_WARP_SMALL,
-         "4 heads, 64 tokens, warp kernels (one wave)"},
-        {4, 128, 4096, 128, 0, PKVI_K_FUSED_HALVES16, PKVI_K_FUSED_FP8_KV_HALVES,
-         "4 heads, 4096 tokens, halves form (ops 5, 7: 16 elements)"},
-        {4, 256, 2048, 256, 0, PKVI_K_FUSED_HALVES32, PKVI_K_FUSED_FP8_KV_HALVES,
-         "4 x 256, 2048 tokens, halves form (ops 5, 7: 32 elements)"},
-        {2, 128, 8192, 128, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_FP8_KV_HALVES,
+        {4, 128, 64, 128, 0, PKVI_K_FUSED_WARP_SMALL, PKVI_K_FUSED_WARP_SMALL,
+         PKVI_K_FUSED_FP8_KV_WARP_SMALL, "4 heads, 64 tokens, warp kernels (one wave)"},
+        {4, 128, 4096, 128, 0, PKVI_K_FUSED_HALVES16, PKVI_K_FUSED_HALVES16,
+         PKVI_K_FUSED_FP8_KV_HALVES, "4 heads, 4096 tokens, halves form (ops 5, 7: 16 elements)"},
+        {4, 256, 2048, 256, 0, PKVI_K_FUSED_HALVES32, PKVI_K_FUSED_HALVES32,
+         PKVI_K_FUSED_FP8_KV_HALVES, "4 x 256, 2048 tokens, halves form (ops 5, 7: 32 elements)"},
+        {2, 128, 8192, 128, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_FP8_KV_HALVES,
          "2 x 128, 8192 tokens, halves form (8 elements)"},
-        {4, 128, 1024, 64, 0, PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP,
+        {4, 128, 1024, 64, 0, PKVI_K_FUSED_WARP, PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP,
          "4 heads, 1024 tokens, rotary_dim 64, 8-element warp kernels"},
-        {4, 128, 1024, 80, 0, PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP,
+        {4, 128, 1024, 80, 0, PKVI_K_FUSED_WARP, PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP,
          "4 heads, 1024 tokens, rotary_dim 80, 8-element warp kernels"},
-        {16, 64, 1024, 64, 0, PKVI_K_FUSED_HALVES_G4, PKVI_K_FUSED_FP8_KV_HALVES,
-         "16 x 64, 1024 tokens, halves form (ops 5, 7: its kernel for 4 threads an item; op 8: "
-         "one chunk)"},
-        {3, 64, 4096, 64, 0, PKVI_K_FUSED_HALVES_G4, PKVI_K_FUSED_FP8_KV_HALVES,
-         "3 x 64, 4096 tokens, halves form (tiles across tokens)"},
-        {16, 32, 2048, 32, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_FP8_KV_WARP,
+        {16, 64, 1024, 64, 0, PKVI_K_FUSED_HALVES_G4, PKVI_K_FUSED_WIDE64,
+         PKVI_K_FUSED_FP8_KV_HALVES,
+         "16 x 64, 1024 tokens, halves form (op 5: its kernel for 4 threads an item, op 7: the "
+         "wide kernel; op 8: one chunk)"},
+        {3, 64, 4099, 64, 0, PKVI_K_FUSED_HALVES_G4, PKVI_K_FUSED_WIDE64,
+         PKVI_K_FUSED_FP8_KV_HALVES,
+         "3 x 64, 4099 tokens, halves form (tiles across tokens, the last in part)"},
+        {16, 32, 2048, 32, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_FP8_KV_WARP,
          "16 x 32, 2048 tokens, halves form (ops 5, 7: one chunk), op 8 8-element"},
-        {32, 128, 64, 128, 0, PKVI_K_FUSED_VEC_TAB, PKVI_K_FUSED_FP8_KV_VEC16_TAB,
-         "32 heads, 16-byte block kernels"},
-        {4, 128, 64, 128, 1, -1, -1, "element kernels"},
+        {32, 128, 64, 128, 0, PKVI_K_FUSED_VEC_TAB, PKVI_K_FUSED_VEC_TAB,
+         PKVI_K_FUSED_FP8_KV_VEC16_TAB, "32 heads, 16-byte block kernels"},
+        {4, 128, 64, 128, 1, -1, -1, -1, "element kernels"},
     };
     for (size_t variant = 0; variant < sizeof vs / sizeof vs[0]; variant++) {
         const char *kind = vs[variant].kind;
@@ -196,7 +198,9 @@ static void really_read(pkv_cuda *h)
         static const int ops[] = {PKV_OP_FUSED_BF16, PKV_OP_FUSED_FP8_K, PKV_OP_FUSED_FP8_KV};
         for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
             const int op = ops[oi];
-            const int want = op == PKV_OP_FUSED_FP8_KV ? vs[variant].want8 : vs[variant].want5;
+            const int want = op == PKV_OP_FUSED_FP8_KV  ? vs[variant].want8
+                             : op == PKV_OP_FUSED_FP8_K ? vs[variant].want7
+                                                        : vs[variant].want5;
             pkvi_case c;
             unsigned long long bad;
             plain_case(&c, vs[variant].shift, vs[variant].heads, vs[variant].hd,
@@ -219,12 +223,13 @@ static void really_read(pkv_cuda *h)
                    pkv_op_name((pkv_op)op), kind);
             if (want == PKVI_K_FUSED_HALVES || want == PKVI_K_FUSED_HALVES16 ||
                 want == PKVI_K_FUSED_HALVES32 || want == PKVI_K_FUSED_FP8_KV_HALVES ||
-                want == PKVI_K_FUSED_HALVES_G4) {
+                want == PKVI_K_FUSED_HALVES_G4 || want == PKVI_K_FUSED_WIDE64) {
                 /* a grid for one multiprocessor: every warp loops over many tiles */
                 const uint64_t a = 1u << 20, pos[3] = {a, a, a};
-                const int sms = h->sm_count, per_sm = want == PKVI_K_FUSED_HALVES32
-                                                          ? PKVK_HALVES32_BLOCKS_PER_SM
-                                                          : PKVK_HALVES_BLOCKS_PER_SM;
+                const int sms = h->sm_count,
+                          per_sm = want == PKVI_K_FUSED_HALVES32 ? PKVK_HALVES32_BLOCKS_PER_SM
+                                   : want == PKVI_K_FUSED_WIDE64 ? PKVK_WIDE_BLOCKS_PER_SM
+                                                                 : PKVK_HALVES_BLOCKS_PER_SM;
                 pkvk_fused_params prm;
                 pkvi_plan plan;
                 h->sm_count = 1;
@@ -244,7 +249,11 @@ static void really_read(pkv_cuda *h)
             is_int((long long)run_diff(h, op, &c), 0,
                    "  positions 1000 and above: computed, not read");
             for (uint32_t t = 0; t < c.f.num_tokens; t++)
-                c.pos[0][t] -= 1000;
+                c.pos[0][t] -= t % 5 == 2 ? 0u : 1000u;
+            is_int((long long)run_diff(h, op, &c), 0,
+                   "  a fifth of them 1000 and above: those computed, the rest read");
+            for (uint32_t t = 0; t < c.f.num_tokens; t++)
+                c.pos[0][t] -= t % 5 == 2 ? 1000u : 0u;
             c.f.theta = 1e6f;
             is_int((long long)run_diff(h, op, &c), 0, "  another theta: not read");
             c.f.theta = 1e4f;

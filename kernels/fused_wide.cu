@@ -1,0 +1,205 @@
+// The wide form of the halves kernels (fused_halves.cu) for head_dim 64, ops 5 and 7: the same
+// lanes and elements (4 threads an item, 8 elements of each half a thread, the chunk trees of
+// word reads), but a warp's tile is 32 items, worked as 4 sub-tiles of 8, and each lane owns
+// one item of the tile for the work that is the item's alone: its (token, head), position and
+// slot loads, source row address, slot class, cache row offset and rsqrt. In the 8-item tiles
+// of pkvk_fused_halves_g4 every one of those was computed by all 4 lanes of the item (a warp
+// instruction per 8 items); here a warp instruction serves 32, and the sub-tiles take the
+// owner's values by shuffles. On the H200 at 16 x 64 x 65,536 tokens that owned work was
+// about a quarter of the g4 kernel's 428 warp instructions a tile (Nsight Compute, per
+// instruction).
+//
+// So the rsqrt waits for all 4 sub-tiles' trees, and K is read from the stage twice (the tree,
+// then after the rsqrt the normalisation), as in the halves kernels. A stage is a tile's K, 4
+// KB a warp, double-buffered by cp.async; blocks of 4 warps, PKVK_WIDE_BLOCKS_PER_SM of them.
+// A sub-tile's cos and sin rows are loaded a sub-tile ahead (the first before the trees); a
+// position past the table has its pairs computed at the top of the iteration into local
+// memory, for all 4 sub-tiles, where few values are live.
+#include "kernels.cuh"
+#include "fused_common.cuh"
+#include "cp_async.cuh"
+
+// Copy a tile's K into a stage: sub-tile s, lane 4 sub + j: units j (first half) and 4 + j
+// (second) of item 8 s + sub at st[s][lane] and st[s][32 + lane], the layout of the halves
+// kernels' stages, each sub-tile a commit group of its own (its tree waits for it alone). The
+// owner lane's item row comes by shuffles (0: no item).
+__device__ __forceinline__ void pkvk_wide_issue(const pkvk_fused_params &p, uint4 (*st)[64],
+                                                const pkvk_halves_item &a, unsigned lane)
+{
+    const unsigned long long row =
+        a.live ? p.key + 2ull * pkvk_src_offset(a.t, p.k_stride, a.h * 64u) : 0ull;
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+        const unsigned long long r = __shfl_sync(0xffffffffu, row, 8 * s + (lane >> 2));
+        const unsigned short *kr = (const unsigned short *)r + 8 * (lane & 3u);
+        pkvk_cp_async16_z(&st[s][lane], kr, r != 0ull);
+        pkvk_cp_async16_z(&st[s][32 + lane], kr + 32, r != 0ull);
+        pkvk_cp_async_commit();
+    }
+}
+
+// The tree's sum of a sub-tile's item on every lane of its group (fused_halves.cu's word
+// reads: a chunk of 32 leaves on 4 lanes, levels 16 and 8 in the lane, 4 and 2 by shuffles)
+__device__ __forceinline__ float pkvk_wide_tree(const uint4 *cur, unsigned lane)
+{
+    const unsigned a0 = (unsigned)__cvta_generic_to_shared(cur) +
+                        16u * ((lane & ~3u) | ((lane >> 3) & 3u)) + 4u * (lane & 3u);
+    float part[2];
+#pragma unroll
+    for (int hf = 0; hf < 2; hf++) {
+        float sq[4][2];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const unsigned u = pkvk_lds32((a0 ^ (16u * k)) + 512u * hf);
+            const float x0 = __uint_as_float(u << 16), x1 = __uint_as_float(u & 0xffff0000u);
+            sq[k][0] = __fmul_rn(x0, x0), sq[k][1] = __fmul_rn(x1, x1);
+        }
+        float s0 = __fadd_rn(__fadd_rn(sq[0][0], sq[2][0]), __fadd_rn(sq[1][0], sq[3][0])),
+              s1 = __fadd_rn(__fadd_rn(sq[0][1], sq[2][1]), __fadd_rn(sq[1][1], sq[3][1]));
+        s0 = __fadd_rn(s0, __shfl_xor_sync(0xffffffffu, s0, 2));
+        s1 = __fadd_rn(s1, __shfl_xor_sync(0xffffffffu, s1, 2));
+        s0 = __fadd_rn(s0, __shfl_xor_sync(0xffffffffu, s0, 1));
+        s1 = __fadd_rn(s1, __shfl_xor_sync(0xffffffffu, s1, 1));
+        part[hf] = __fadd_rn(s0, s1);
+    }
+    return __fadd_rn(part[0], part[1]);
+}
+
+// Wait for this lane's copies of sub-tile t of the tile being worked on: the next tile's 4
+// groups and this tile's after t stay in flight (t is a constant once the loop is unrolled)
+__device__ __forceinline__ void pkvk_wide_wait(int t)
+{
+    switch (t) {
+    case 0:
+        pkvk_cp_async_wait_n<7>();
+        break;
+    case 1:
+        pkvk_cp_async_wait_n<6>();
+        break;
+    case 2:
+        pkvk_cp_async_wait_n<5>();
+        break;
+    default:
+        pkvk_cp_async_wait_n<4>();
+        break;
+    }
+}
+
+__device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &p)
+{
+    constexpr unsigned W = PKVK_WIDE_THREADS / 32;
+    __shared__ __align__(64) uint4 stages[W][2][4][64];
+    // 1 + w: row 2 hf + k of lane j's unit (elements 8 j + 4 k .. of half hf)
+    __shared__ float4 w1[4][4];
+    const unsigned lane = threadIdx.x & 31u, j = lane & 3u, sub = lane >> 2,
+                   wid = threadIdx.x / 32u;
+    const unsigned total = p.num_tokens * p.g.num_kv_heads, tiles = (total + 31u) >> 5;
+    const unsigned nw = gridDim.x * W;
+    if (threadIdx.x < 16) {
+        const unsigned q = threadIdx.x >> 2, jj = threadIdx.x & 3u;
+        const uint2 wr = *(const uint2 *)((const unsigned short *)p.weight + (q / 2) * 32 + 8 * jj +
+                                          (q % 2) * 4);
+        w1[q][jj] = make_float4(__fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)wr.x)),
+                                __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)(wr.x >> 16))),
+                                __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)wr.y)),
+                                __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)(wr.y >> 16))));
+    }
+    __syncthreads();
+    unsigned tile = blockIdx.x * W + wid;
+    // the owner lane's item of this tile and the next
+    pkvk_halves_item a0 = pkvk_halves_item_of(p, tile, tiles, 32u, lane, total),
+                     a1 = pkvk_halves_item_of(p, tile + nw, tiles, 32u, lane, total);
+    pkvk_wide_issue(p, stages[wid][0], a0, lane);
+    pkvk_halves_meta m0 = pkvk_halves_meta_of<false>(p, a0), m1 = pkvk_halves_meta_of<false>(p, a1);
+    for (unsigned stage = 0; tile < tiles; tile += nw, stage ^= 1u) {
+        __syncwarp(); // the other stage's slots: read by the last tile's trees
+        pkvk_wide_issue(p, stages[wid][stage ^ 1u], a1, lane);
+        // sub-tile s's cos at cs + 16 s, its sin 8 further, when a position is past the table
+        __align__(16) float loc[4 * 16];
+        if (__any_sync(0xffffffffu, a0.live && m0.pos >= p.cs_len)) {
+#pragma unroll 1
+            for (unsigned s = 0; s < 4; s++) {
+                const unsigned src = 8 * s + sub, pos = __shfl_sync(0xffffffffu, m0.pos, src);
+                const bool live = __shfl_sync(0xffffffffu, a0.live, src);
+#pragma unroll 1
+                for (unsigned q = 0; q < 8; q++) {
+                    float cq = 0.0f, sq = 0.0f;
+                    if (live && pos >= p.cs_len) pkvk_rope_cs_computed(p, pos, 8 * j + q, &sq, &cq);
+                    loc[16 * s + q] = cq, loc[16 * s + 8 + q] = sq;
+                }
+            }
+        }
+        float c[8], s[8];
+        {
+            const unsigned pos = __shfl_sync(0xffffffffu, m0.pos, sub);
+            const float *cs = pos < p.cs_len ? pkvk_rope_row(p, pos) + 8 * j : loc;
+            pkvk_cs8(cs, cs + (pos < p.cs_len ? p.rotary_dim / 2 : 8u), c, s);
+        }
+        float sums[4];
+#pragma unroll
+        for (int t = 0; t < 4; t++) {
+            pkvk_wide_wait(t);
+            __syncwarp(); // every lane's copies of sub-tile t have arrived
+            sums[t] = pkvk_wide_tree(stages[wid][stage][t], lane);
+        }
+        // lane 4 sub + j holds sub-tile j's sum of item 8 j + sub: the owner's
+        const float mine = j == 0 ? sums[0] : j == 1 ? sums[1] : j == 2 ? sums[2] : sums[3];
+        const float sum = __shfl_sync(0xffffffffu, mine, 4 * (lane & 7u) + (lane >> 3));
+        const float rms_o = pkvi_rsqrt_cr(__fadd_rn(pkvk_mean(p, sum), p.eps));
+        const int kind = pkvi_slot_kind(m0.slot, p.g.num_slots);
+        // the item's first element in the cache, or none
+        const unsigned long long base =
+            kind == PKVI_SLOT_OK ? pkvk_row_offset(p, m0.slot) + a0.h * 64u : ~0ull;
+        if (kind == PKVI_SLOT_OOB && a0.h == 0 && p.oob)
+            atomicAdd((unsigned long long *)p.oob, 1ull);
+#pragma unroll
+        for (int t = 0; t < 4; t++) {
+            const unsigned src = 8 * t + sub;
+            float cn[8], sn[8]; // the next sub-tile's
+            if (t + 1 < 4) {
+                const unsigned pos = __shfl_sync(0xffffffffu, m0.pos, src + 8);
+                const float *cs =
+                    pos < p.cs_len ? pkvk_rope_row(p, pos) + 8 * j : loc + 16 * (t + 1);
+                pkvk_cs8(cs, cs + (pos < p.cs_len ? p.rotary_dim / 2 : 8u), cn, sn);
+            }
+            const float rms = __shfl_sync(0xffffffffu, rms_o, src);
+            const unsigned long long o = __shfl_sync(0xffffffffu, base, src);
+            const uint4 *cur = stages[wid][stage][t];
+            float own[2][8], y[2][8];
+#pragma unroll
+            for (int hf = 0; hf < 2; hf++) {
+                const float4 w0 = w1[hf * 2][j], w4 = w1[hf * 2 + 1][j];
+                const float wp[8] = {w0.x, w0.y, w0.z, w0.w, w4.x, w4.y, w4.z, w4.w};
+                float x[8];
+                pkvk_unpack8(pkvk_lds128(&cur[hf * 32 + lane]), x);
+                pkvk_normed1<false, 8>(x, wp, rms, own[hf]);
+            }
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                y[0][k] = __fsub_rn(__fmul_rn(own[0][k], c[k]), __fmul_rn(own[1][k], s[k]));
+                y[1][k] = __fadd_rn(__fmul_rn(own[1][k], c[k]), __fmul_rn(own[0][k], s[k]));
+            }
+            if (o != ~0ull) {
+                const uint4 z = make_uint4(0, 0, 0, 0);
+#pragma unroll
+                for (int hf = 0; hf < 2; hf++)
+                    pkvk_store8<false>(p, o + 8 * j, hf * 4, y[hf], z);
+            }
+            if (t + 1 < 4) {
+#pragma unroll
+                for (int k = 0; k < 8; k++)
+                    c[k] = cn[k], s[k] = sn[k];
+            }
+        }
+        a0 = a1, m0 = m1;
+        a1 = pkvk_halves_item_of(p, tile + 2 * nw, tiles, 32u, lane, total);
+        m1 = pkvk_halves_meta_of<false>(p, a1);
+    }
+    pkvk_cp_async_wait_n<0>(); // no copy in flight at exit
+}
+
+extern "C" __global__ void __launch_bounds__(PKVK_WIDE_THREADS, PKVK_WIDE_BLOCKS_PER_SM)
+    pkvk_fused_wide64(const pkvk_fused_params p)
+{
+    pkvk_fused_wide64_body(p);
+}
