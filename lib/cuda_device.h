@@ -34,6 +34,7 @@ enum {
     PKVI_K_FUSED_HALVES_G4,        /* PKVI_K_FUSED_HALVES and _MROPE_HALVES for head_dim 64 */
     PKVI_K_FUSED_MROPE_HALVES_G4,
     PKVI_K_FUSED_WIDE64, /* ops 5 and 7 at head_dim 64: tiles of 32 items (kernels/fused_wide.cu) */
+    PKVI_K_FUSED_MROPE_WIDE64,
     PKVI_K_CONVERT,
     PKVI_K_PROBE,
     PKVI_K_NUMERICS,

@@ -268,7 +268,7 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
             : e16      ? PKVI_K_FUSED_HALVES16
             : gh == 4u ? (op == PKV_OP_FUSED_FP8_K ? PKVI_K_FUSED_WIDE64 : PKVI_K_FUSED_HALVES_G4)
                        : PKVI_K_FUSED_HALVES;
-        if (plan->kernel == PKVI_K_FUSED_WIDE64) {
+        if (plan->kernel == PKVI_K_FUSED_WIDE64 || plan->kernel == PKVI_K_FUSED_MROPE_WIDE64) {
             /* a warp per 32 items, one wave at most */
             uint64_t wave = (uint64_t)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM,
                      warps = (items + 31u) / 32u,

@@ -282,7 +282,7 @@ static void mrope_halves(pkv_cuda *h)
         int want;
     } gs[] = {{4, 128, PKVI_K_FUSED_MROPE_HALVES16}, {5, 128, PKVI_K_FUSED_MROPE_HALVES16},
               {2, 128, PKVI_K_FUSED_MROPE_HALVES},   {1, 128, PKVI_K_FUSED_MROPE_HALVES},
-              {3, 64, PKVI_K_FUSED_MROPE_HALVES_G4}, {16, 64, PKVI_K_FUSED_MROPE_HALVES_G4},
+              {3, 64, PKVI_K_FUSED_MROPE_WIDE64},    {16, 64, PKVI_K_FUSED_MROPE_WIDE64},
               {4, 256, PKVI_K_FUSED_MROPE_HALVES32}};
     pkvi_rng r = {0x2545f4914f6cdd1dull};
     for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++)
@@ -292,6 +292,8 @@ static void mrope_halves(pkv_cuda *h)
                                                      v ? 20 * hd / 128 : 0};
             const int sms = h->sm_count, per_sm = gs[gi].want == PKVI_K_FUSED_MROPE_HALVES32
                                                       ? PKVK_HALVES32_BLOCKS_PER_SM
+                                                  : gs[gi].want == PKVI_K_FUSED_MROPE_WIDE64
+                                                      ? PKVK_WIDE_BLOCKS_PER_SM
                                                       : PKVK_MROPE_HALVES_BLOCKS_PER_SM;
             uint32_t *ph, *pw;
             pkvi_case c;
