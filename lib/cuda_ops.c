@@ -262,7 +262,7 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
             kv         ? PKVI_K_FUSED_FP8_KV_HALVES
             : mrope    ? (e32        ? PKVI_K_FUSED_MROPE_HALVES32
                           : e16      ? PKVI_K_FUSED_MROPE_HALVES16
-                          : gh == 4u ? PKVI_K_FUSED_MROPE_HALVES_G4
+                          : gh == 4u ? PKVI_K_FUSED_MROPE_WIDE64
                                      : PKVI_K_FUSED_MROPE_HALVES)
             : e32      ? PKVI_K_FUSED_HALVES32
             : e16      ? PKVI_K_FUSED_HALVES16
