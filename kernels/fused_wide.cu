@@ -7,7 +7,10 @@
 // instruction per 8 items); here a warp instruction serves 32, and the sub-tiles take the
 // owner's values by shuffles. On the H200 at 16 x 64 x 65,536 tokens that owned work was
 // about a quarter of the g4 kernel's 428 warp instructions a tile (Nsight Compute, per
-// instruction).
+// instruction); this kernel issues 1,259 a tile of 32 items (315 per 8) at 80 registers and
+// runs fused_fp8_k 14-16% faster there. The launcher gives it fused_fp8_k only: fused_bf16,
+// which writes twice the bytes, was no faster at 65,536 tokens and slower at 2,048 and 16,384
+// (doc/PERFORMANCE.md).
 //
 // So the rsqrt waits for all 4 sub-tiles' trees, and K is read from the stage twice (the tree,
 // then after the rsqrt the normalisation), as in the halves kernels. A stage is a tile's K, 4
@@ -86,7 +89,6 @@ __device__ __forceinline__ void pkvk_wide_wait(int t)
     }
 }
 
-template <bool MROPE>
 __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &p)
 {
     constexpr unsigned W = PKVK_WIDE_THREADS / 32;
@@ -112,7 +114,7 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
     pkvk_halves_item a0 = pkvk_halves_item_of(p, tile, tiles, 32u, lane, total),
                      a1 = pkvk_halves_item_of(p, tile + nw, tiles, 32u, lane, total);
     pkvk_wide_issue(p, stages[wid][0], a0, lane);
-    pkvk_halves_meta m0 = pkvk_halves_meta_of<MROPE>(p, a0), m1 = pkvk_halves_meta_of<MROPE>(p, a1);
+    pkvk_halves_meta m0 = pkvk_halves_meta_of<false>(p, a0), m1 = pkvk_halves_meta_of<false>(p, a1);
     for (unsigned stage = 0; tile < tiles; tile += nw, stage ^= 1u) {
         __syncwarp(); // the other stage's slots: read by the last tile's trees
         pkvk_wide_issue(p, stages[wid][stage ^ 1u], a1, lane);
@@ -121,17 +123,13 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
         if (__any_sync(0xffffffffu, a0.live && m0.pos >= p.cs_len)) {
 #pragma unroll 1
             for (unsigned s = 0; s < 4; s++) {
-                const unsigned src = 8 * s + sub, pos = __shfl_sync(0xffffffffu, m0.pos, src),
-                               t = __shfl_sync(0xffffffffu, a0.t, src);
+                const unsigned src = 8 * s + sub, pos = __shfl_sync(0xffffffffu, m0.pos, src);
                 const bool live = __shfl_sync(0xffffffffu, a0.live, src);
-                // MRoPE: a token of three positions, each pair from its stream's row
-                if (!live || pos < p.cs_len ||
-                    (MROPE && pkvk_mrope_rows<1>(p, t, 4u, j, loc + 16 * s)))
-                    continue;
+                if (!live || pos < p.cs_len) continue;
 #pragma unroll 1
                 for (unsigned q = 0; q < 8; q++) {
                     float cq, sq;
-                    pkvk_halves_cs_past<MROPE>(p, t, pos, 8 * j + q, &sq, &cq);
+                    pkvk_rope_cs_computed(p, pos, 8 * j + q, &sq, &cq);
                     loc[16 * s + q] = cq, loc[16 * s + 8 + q] = sq;
                 }
             }
@@ -200,7 +198,7 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
         }
         a0 = a1, m0 = m1;
         a1 = pkvk_halves_item_of(p, tile + 2 * nw, tiles, 32u, lane, total);
-        m1 = pkvk_halves_meta_of<MROPE>(p, a1);
+        m1 = pkvk_halves_meta_of<false>(p, a1);
     }
     pkvk_cp_async_wait_n<0>(); // no copy in flight at exit
 }
@@ -208,11 +206,5 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
 extern "C" __global__ void __launch_bounds__(PKVK_WIDE_THREADS, PKVK_WIDE_BLOCKS_PER_SM)
     pkvk_fused_wide64(const pkvk_fused_params p)
 {
-    pkvk_fused_wide64_body<false>(p);
-}
-
-extern "C" __global__ void __launch_bounds__(PKVK_WIDE_THREADS, PKVK_WIDE_BLOCKS_PER_SM)
-    pkvk_fused_mrope_wide64(const pkvk_fused_params p)
-{
-    pkvk_fused_wide64_body<true>(p);
+    pkvk_fused_wide64_body(p);
 }

@@ -33,8 +33,7 @@ enum {
     PKVI_K_FUSED_MROPE_WARP_SMALL, /* MRoPE in calls of one wave (kernels/fused_warp.cu) */
     PKVI_K_FUSED_HALVES_G4,        /* PKVI_K_FUSED_HALVES and _MROPE_HALVES for head_dim 64 */
     PKVI_K_FUSED_MROPE_HALVES_G4,
-    PKVI_K_FUSED_WIDE64, /* ops 5 and 7 at head_dim 64: tiles of 32 items (kernels/fused_wide.cu) */
-    PKVI_K_FUSED_MROPE_WIDE64,
+    PKVI_K_FUSED_WIDE64, /* fused_fp8_k at head_dim 64: tiles of 32 items (kernels/fused_wide.cu) */
     PKVI_K_CONVERT,
     PKVI_K_PROBE,
     PKVI_K_NUMERICS,

@@ -257,18 +257,20 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
          * built in; for fused_fp8_k the wide kernel, whose tiles of 32 items do each item's own
          * work once (kernels/fused_wide.cu; on the H200 at 16 x 64, two runs of three: 14-16%
          * faster at 65,536 tokens, 1-2% at 2,048 and 16,384; fused_bf16, which writes twice
-         * the bytes, was as fast at 65,536 and 5-6% slower at 2,048 and 16,384) */
+         * the bytes, was as fast at 65,536 and 5-6% slower at 2,048 and 16,384; MRoPE's text
+         * tokens 5% and 11% faster at 16,384 and 65,536, but image patches, their pairs filled
+         * from three rows into local memory, 15-17% slower) */
         plan->kernel =
             kv         ? PKVI_K_FUSED_FP8_KV_HALVES
             : mrope    ? (e32        ? PKVI_K_FUSED_MROPE_HALVES32
                           : e16      ? PKVI_K_FUSED_MROPE_HALVES16
-                          : gh == 4u ? PKVI_K_FUSED_MROPE_WIDE64
+                          : gh == 4u ? PKVI_K_FUSED_MROPE_HALVES_G4
                                      : PKVI_K_FUSED_MROPE_HALVES)
             : e32      ? PKVI_K_FUSED_HALVES32
             : e16      ? PKVI_K_FUSED_HALVES16
             : gh == 4u ? (op == PKV_OP_FUSED_FP8_K ? PKVI_K_FUSED_WIDE64 : PKVI_K_FUSED_HALVES_G4)
                        : PKVI_K_FUSED_HALVES;
-        if (plan->kernel == PKVI_K_FUSED_WIDE64 || plan->kernel == PKVI_K_FUSED_MROPE_WIDE64) {
+        if (plan->kernel == PKVI_K_FUSED_WIDE64) {
             /* a warp per 32 items, one wave at most */
             uint64_t wave = (uint64_t)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM,
                      warps = (items + 31u) / 32u,

@@ -160,8 +160,8 @@ static void with_table(pkv_cuda *h)
     d = desc(8, 120, 65536); /* head_dim % 16 != 0 (and a partial rotation) */
     d.rotary_dim = 96;
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP, "head_dim 120, many waves: 8-element");
-    /* head_dim 64, 4 threads an item: op 5 takes its kernel with that group size built in, op 7
-     * and MRoPE the wide kernels (tiles of 32 items); other group sizes the general ones */
+    /* head_dim 64, 4 threads an item: ops 5 and 6 take their kernels with that group size
+     * built in, op 7 the wide kernel (tiles of 32 items); other group sizes the general ones */
     if (pkv_cuda_rope_table(h, 1e4f, 64, 1000) != PKV_OK) bail("%s", pkv_last_error());
     d = desc(16, 64, 65536);
     is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES_G4,
@@ -194,15 +194,15 @@ static void with_table(pkv_cuda *h)
     d.num_tokens = 65536;
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES,
            "  fused_fp8_kv: its halves kernel (its chunk is the whole head)");
-    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_WIDE64,
-           "  MRoPE: its wide kernel");
-    is_int(grid, (long long)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM,
-           "  one wave of its blocks (%d per multiprocessor)", PKVK_WIDE_BLOCKS_PER_SM);
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_HALVES_G4,
+           "  MRoPE: its kernel for 4 threads an item");
+    is_int(grid, (long long)h->sm_count * PKVK_MROPE_HALVES_BLOCKS_PER_SM,
+           "  one wave of its blocks (%d per multiprocessor)", PKVK_MROPE_HALVES_BLOCKS_PER_SM);
     d = desc(3, 64, 65536);
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES_G4, "3 x 64: the same");
     is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_WIDE64, "  and fused_fp8_k's");
-    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_WIDE64,
-           "  and MRoPE's");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES_G4,
+           "  and for MRoPE");
     if (pkv_cuda_rope_table(h, 1e4f, 32, 1000) != PKV_OK) bail("%s", pkv_last_error());
     d = desc(16, 32, 65536);
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "16 x 32 (2 threads an item): general");

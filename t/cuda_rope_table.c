@@ -240,6 +240,13 @@ static void really_read(pkv_cuda *h)
                 is_int((long long)run_diff(h, op, &c), 0, "  one multiprocessor's grid: the same");
                 h->sm_count = sms;
             }
+            /* a fifth of the tokens past the table, in tiles with tokens it holds */
+            for (uint32_t t = 0; t < c.f.num_tokens; t += 5)
+                c.pos[0][t] += 1000;
+            is_int((long long)run_diff(h, op, &c), 0,
+                   "  a fifth of the positions 1000 and above: those computed, the rest read");
+            for (uint32_t t = 0; t < c.f.num_tokens; t += 5)
+                c.pos[0][t] -= 1000;
             /* cos = sin = 0.75 everywhere: no longer the true values */
             pkv_cuda_fill(h, h->cs_table, 0x3f, (size_t)1000 * rot * 4);
             bad = run_diff(h, op, &c);
@@ -249,11 +256,7 @@ static void really_read(pkv_cuda *h)
             is_int((long long)run_diff(h, op, &c), 0,
                    "  positions 1000 and above: computed, not read");
             for (uint32_t t = 0; t < c.f.num_tokens; t++)
-                c.pos[0][t] -= t % 5 == 2 ? 0u : 1000u;
-            is_int((long long)run_diff(h, op, &c), 0,
-                   "  a fifth of them 1000 and above: those computed, the rest read");
-            for (uint32_t t = 0; t < c.f.num_tokens; t++)
-                c.pos[0][t] -= t % 5 == 2 ? 1000u : 0u;
+                c.pos[0][t] -= 1000;
             c.f.theta = 1e6f;
             is_int((long long)run_diff(h, op, &c), 0, "  another theta: not read");
             c.f.theta = 1e4f;
@@ -282,7 +285,7 @@ static void mrope_halves(pkv_cuda *h)
         int want;
     } gs[] = {{4, 128, PKVI_K_FUSED_MROPE_HALVES16}, {5, 128, PKVI_K_FUSED_MROPE_HALVES16},
               {2, 128, PKVI_K_FUSED_MROPE_HALVES},   {1, 128, PKVI_K_FUSED_MROPE_HALVES},
-              {3, 64, PKVI_K_FUSED_MROPE_WIDE64},    {16, 64, PKVI_K_FUSED_MROPE_WIDE64},
+              {3, 64, PKVI_K_FUSED_MROPE_HALVES_G4}, {16, 64, PKVI_K_FUSED_MROPE_HALVES_G4},
               {4, 256, PKVI_K_FUSED_MROPE_HALVES32}};
     pkvi_rng r = {0x2545f4914f6cdd1dull};
     for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++)
@@ -292,8 +295,6 @@ static void mrope_halves(pkv_cuda *h)
                                                      v ? 20 * hd / 128 : 0};
             const int sms = h->sm_count, per_sm = gs[gi].want == PKVI_K_FUSED_MROPE_HALVES32
                                                       ? PKVK_HALVES32_BLOCKS_PER_SM
-                                                  : gs[gi].want == PKVI_K_FUSED_MROPE_WIDE64
-                                                      ? PKVK_WIDE_BLOCKS_PER_SM
                                                       : PKVK_MROPE_HALVES_BLOCKS_PER_SM;
             uint32_t *ph, *pw;
             pkvi_case c;
