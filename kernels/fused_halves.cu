@@ -143,6 +143,43 @@ __device__ __forceinline__ void pkvk_halves_cs_past(const pkvk_fused_params &p, 
     }
 }
 
+// The word tree of a stage of 8-element units: on the 4 lanes of a chunk of 32 leaves, the chunk's
+// sum in the first half plus the same chunk's in the second (the chunk butterfly's top level; at
+// head_dim 64, each half one chunk, the item's sum). A chunk's leaves lie on 4 lanes, a lane
+// reading word w (leaves 2w, 2w + 1) of each of the chunk's 4 slots: levels 16 and 8 add in the
+// lane and only levels 4 and 2 shuffle, 2 values each (with each lane's own 8 leaves, as the other
+// forms read them, both levels shuffle 8: 32 shuffles and 46 adds a tile, not 8 and 22). The
+// chunks of a warp take their slots in different orders (k ^ rot), so the 4-byte reads are
+// conflict-free; level 16 pairs slot m with m + 2 in every order, and level 8 adds the two sums,
+// so the sums are the tree's (with operands swapped: IEEE addition commutes). Slot k ^ rot's word
+// w is at a0 ^ 16 k, a0 the lane's slot rot: a chunk's 4 slots are 64 bytes from a 64-byte
+// boundary, the slot index in bits 4-5 (where the index arithmetic of (k + rot) & 3 took about 24
+// instructions a tile, 13 now: SASS).
+__device__ __forceinline__ float pkvk_word_tree(const uint4 *cur, unsigned lane)
+{
+    const unsigned a0 = (unsigned)__cvta_generic_to_shared(cur) +
+                        16u * ((lane & ~3u) | ((lane >> 3) & 3u)) + 4u * (lane & 3u);
+    float part[2];
+#pragma unroll
+    for (int hf = 0; hf < 2; hf++) {
+        float sq[4][2];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const unsigned u = pkvk_lds32((a0 ^ (16u * k)) + 512u * hf);
+            const float x0 = __uint_as_float(u << 16), x1 = __uint_as_float(u & 0xffff0000u);
+            sq[k][0] = __fmul_rn(x0, x0), sq[k][1] = __fmul_rn(x1, x1);
+        }
+        float s0 = __fadd_rn(__fadd_rn(sq[0][0], sq[2][0]), __fadd_rn(sq[1][0], sq[3][0])),
+              s1 = __fadd_rn(__fadd_rn(sq[0][1], sq[2][1]), __fadd_rn(sq[1][1], sq[3][1]));
+        s0 = __fadd_rn(s0, __shfl_xor_sync(0xffffffffu, s0, 2));
+        s1 = __fadd_rn(s1, __shfl_xor_sync(0xffffffffu, s1, 2));
+        s0 = __fadd_rn(s0, __shfl_xor_sync(0xffffffffu, s0, 1));
+        s1 = __fadd_rn(s1, __shfl_xor_sync(0xffffffffu, s1, 1));
+        part[hf] = __fadd_rn(s0, s1);
+    }
+    return __fadd_rn(part[0], part[1]);
+}
+
 // E elements of each half per lane (8: op 8; 16: ops 5-7), B = E / 8 units of 8; GC: 0, or
 // the group size of every call the launcher sends to the kernel (a constant). The tree
 // takes each lane's E consecutive elements of each half (chunk trees of fewer shuffles when E
@@ -252,39 +289,9 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         const uint4 *cur = stages[wid][stage];
         float sum;
         if (WORDS && G >= 4) {
-            // a chunk of 32 leaves on 4 lanes, a lane reading word w (leaves 2w, 2w + 1) of
-            // each of the chunk's 4 slots: levels 16 and 8 add in the lane and only levels 4
-            // and 2 shuffle, 2 values each (with each lane's own 8 leaves, as the other forms
-            // read them, both levels shuffle 8: 32 shuffles and 46 adds a tile, not 8 and 22).
-            // The chunks of a warp take their slots in different orders (k ^ rot), so the
-            // 4-byte reads are conflict-free; level 16 pairs slot m with m + 2 in every order,
-            // and level 8 adds the two sums, so the sums are the tree's (with operands swapped:
-            // IEEE addition commutes). Slot k ^ rot's word w is at a0 ^ 16 k, a0 the lane's
-            // slot rot: a chunk's 4 slots are 64 bytes from a 64-byte boundary, the slot index
-            // in bits 4-5 (where the index arithmetic of (k + rot) & 3 took about 24
-            // instructions a tile, 13 now: SASS).
-            const unsigned a0 = (unsigned)__cvta_generic_to_shared(cur) +
-                                16u * ((lane & ~3u) | ((lane >> 3) & 3u)) + 4u * (lane & 3u);
-            float part[2];
-#pragma unroll
-            for (int hf = 0; hf < 2; hf++) {
-                float sq[4][2];
-#pragma unroll
-                for (int k = 0; k < 4; k++) {
-                    const unsigned u = pkvk_lds32((a0 ^ (16u * k)) + 512u * hf);
-                    const float x0 = __uint_as_float(u << 16),
-                                x1 = __uint_as_float(u & 0xffff0000u);
-                    sq[k][0] = __fmul_rn(x0, x0), sq[k][1] = __fmul_rn(x1, x1);
-                }
-                float s0 = __fadd_rn(__fadd_rn(sq[0][0], sq[2][0]), __fadd_rn(sq[1][0], sq[3][0])),
-                      s1 = __fadd_rn(__fadd_rn(sq[0][1], sq[2][1]), __fadd_rn(sq[1][1], sq[3][1]));
-                s0 = __fadd_rn(s0, __shfl_xor_sync(0xffffffffu, s0, 2));
-                s1 = __fadd_rn(s1, __shfl_xor_sync(0xffffffffu, s1, 2));
-                s0 = __fadd_rn(s0, __shfl_xor_sync(0xffffffffu, s0, 1));
-                s1 = __fadd_rn(s1, __shfl_xor_sync(0xffffffffu, s1, 1));
-                part[hf] = __fadd_rn(s0, s1);
-            }
-            sum = __fadd_rn(part[0], part[1]);
+            // each half's chunks of 32 leaves on 4 lanes: the word tree, then the butterfly
+            // over the chunks
+            sum = pkvk_word_tree(cur, lane);
             for (unsigned off = G / CT >> 1; off; off >>= 1) // chunks of the first half
                 sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, off * CT));
         } else if (!WORDS && (E == 32 || G * L >= 32)) {

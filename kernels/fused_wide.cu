@@ -42,33 +42,6 @@ __device__ __forceinline__ void pkvk_wide_issue(const pkvk_fused_params &p, uint
     }
 }
 
-// The tree's sum of a sub-tile's item on every lane of its group (fused_halves.cu's word
-// reads: a chunk of 32 leaves on 4 lanes, levels 16 and 8 in the lane, 4 and 2 by shuffles)
-__device__ __forceinline__ float pkvk_wide_tree(const uint4 *cur, unsigned lane)
-{
-    const unsigned a0 = (unsigned)__cvta_generic_to_shared(cur) +
-                        16u * ((lane & ~3u) | ((lane >> 3) & 3u)) + 4u * (lane & 3u);
-    float part[2];
-#pragma unroll
-    for (int hf = 0; hf < 2; hf++) {
-        float sq[4][2];
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const unsigned u = pkvk_lds32((a0 ^ (16u * k)) + 512u * hf);
-            const float x0 = __uint_as_float(u << 16), x1 = __uint_as_float(u & 0xffff0000u);
-            sq[k][0] = __fmul_rn(x0, x0), sq[k][1] = __fmul_rn(x1, x1);
-        }
-        float s0 = __fadd_rn(__fadd_rn(sq[0][0], sq[2][0]), __fadd_rn(sq[1][0], sq[3][0])),
-              s1 = __fadd_rn(__fadd_rn(sq[0][1], sq[2][1]), __fadd_rn(sq[1][1], sq[3][1]));
-        s0 = __fadd_rn(s0, __shfl_xor_sync(0xffffffffu, s0, 2));
-        s1 = __fadd_rn(s1, __shfl_xor_sync(0xffffffffu, s1, 2));
-        s0 = __fadd_rn(s0, __shfl_xor_sync(0xffffffffu, s0, 1));
-        s1 = __fadd_rn(s1, __shfl_xor_sync(0xffffffffu, s1, 1));
-        part[hf] = __fadd_rn(s0, s1);
-    }
-    return __fadd_rn(part[0], part[1]);
-}
-
 // Wait for this lane's copies of sub-tile t of the tile being worked on: the next tile's 4
 // groups and this tile's after t stay in flight (t is a constant once the loop is unrolled)
 __device__ __forceinline__ void pkvk_wide_wait(int t)
@@ -145,7 +118,7 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
         for (int t = 0; t < 4; t++) {
             pkvk_wide_wait(t);
             __syncwarp(); // every lane's copies of sub-tile t have arrived
-            sums[t] = pkvk_wide_tree(stages[wid][stage][t], lane);
+            sums[t] = pkvk_word_tree(stages[wid][stage][t], lane);
         }
         // lane 4 sub + j holds sub-tile j's sum of item 8 j + sub: the owner's
         const float mine = j == 0 ? sums[0] : j == 1 ? sums[1] : j == 2 ? sums[2] : sums[3];
