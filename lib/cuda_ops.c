@@ -255,8 +255,9 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
         g = gh;
         /* 8 elements at head_dim 64 (4 threads an item): the kernels with that group size
          * built in; for fused_fp8_k the wide kernel, whose tiles of 32 items do each item's own
-         * work once (kernels/fused_wide.cu; on the H200 at 16 x 64, two runs of three: 14-16%
-         * faster at 65,536 tokens, 1-2% at 2,048 and 16,384; fused_bf16, which writes twice
+         * work once (kernels/fused_wide.cu; on the H200 at 16 x 64, three A/Bs of three runs:
+         * 14-16% faster at 65,536 tokens, at 2,048 and 16,384 from 1-2% faster to 2-4% slower
+         * (fewer tiles a warp: its longer tiles' start and end); fused_bf16, which writes twice
          * the bytes, was as fast at 65,536 and 5-6% slower at 2,048 and 16,384; MRoPE's text
          * tokens 5% and 11% faster at 16,384 and 65,536, but image patches, their pairs filled
          * from three rows into local memory, 15-17% slower) */
