@@ -157,7 +157,8 @@ static unsigned long long run_diff(pkv_cuda *h, int op, const pkvi_case *c)
  * are 256 blocks of the halves form, 1024 tokens 256 blocks of 8-element threads: more than
  * the multiprocessors of the GPUs this was written for; the test says so if not), in the
  * halves form when the whole head is rotated (also on a grid for one multiprocessor, whose
- * warps loop over many tiles), else with 8 elements per thread; 32 heads
+ * warps loop over many tiles; fused_fp8_k at head_dim 64 in the wide kernel, tiles of 32
+ * items), else with 8 elements per thread; 32 heads
  * aligned: the 16-byte block kernels; shifted by an element: the element kernels
  * (lib/cuda_ops.c chooses) */
 static void really_read(pkv_cuda *h)
