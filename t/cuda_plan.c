@@ -171,20 +171,23 @@ static void with_table(pkv_cuda *h)
            "  fused_fp8_k: the wide kernel");
     is_int(grid, (long long)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM, "  one wave of its blocks");
     is_int(last_block, PKVK_WIDE_THREADS, "  of %d threads", PKVK_WIDE_THREADS);
-    d.num_tokens = 2048; /* 1024 warps of 32 items */
-    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid), PKVI_K_FUSED_WIDE64,
-           "  2048 tokens: the same");
-    if (h->sm_count * PKVK_WIDE_BLOCKS_PER_SM * PKVK_WIDE_THREADS / 32 > 1024)
-        is_int(grid, 1024 / (PKVK_WIDE_THREADS / 32), "  a warp per 32 items (under a wave)");
-    else
-        is_int(grid, (long long)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM, "  one wave (%d SMs)",
-               h->sm_count);
-    d.num_tokens = 2049; /* a last warp of 16 items */
-    kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid);
-    if (h->sm_count * PKVK_WIDE_BLOCKS_PER_SM * PKVK_WIDE_THREADS / 32 > 1025)
-        is_int(grid, 1025 / (PKVK_WIDE_THREADS / 32) + 1, "  2049 tokens: one more block");
-    else
-        ok(1, "  2049 tokens: one wave (%d SMs)", h->sm_count);
+    /* 2048 tokens: 32,768 items, 1,024 warps of 32; 2049: 32,784 items, 1,025 warps (the last
+     * of 16 items); a block of PKVK_WIDE_THREADS / 32 warps, one wave of blocks at most */
+    {
+        const long long wave = (long long)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM,
+                        w = PKVK_WIDE_THREADS / 32, b2048 = (1024 + w - 1) / w,
+                        b2049 = (1025 + w - 1) / w;
+        d.num_tokens = 2048;
+        is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid), PKVI_K_FUSED_WIDE64,
+               "  2048 tokens: the same");
+        is_int(grid, b2048 < wave ? b2048 : wave, "  a warp per 32 items (%lld blocks, wave %lld)",
+               b2048, wave);
+        d.num_tokens = 2049;
+        is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid), PKVI_K_FUSED_WIDE64,
+               "  2049 tokens: the same");
+        is_int(grid, b2049 < wave ? b2049 : wave,
+               "  a warp more for the last 16 items (%lld blocks, wave %lld)", b2049, wave);
+    }
     d.num_tokens = (1u << 26) - 5u;
     is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_WIDE64,
            "  2^30 - 80 items: the wide kernel");
