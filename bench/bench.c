@@ -138,7 +138,10 @@ static double host_overhead_us(int fused)
 int pkvi_bench_main(const pkvi_bench_opts *o)
 {
     static const uint32_t geo[][2] = {{8, 128}, {4, 256}, {1, 128}, {16, 64}};
-    static const uint32_t toks[] = {1, 8, 64, 256, 2048, 16384, 65536};
+    static const unsigned all_toks[] = {1, 8, 64, 256, 2048, 16384, 65536};
+    /* --tokens N: that count alone, any count (sweeps between the table's sizes) */
+    const unsigned *toks = o->only_tokens ? &o->only_tokens : all_toks;
+    const size_t ntoks = o->only_tokens ? 1 : sizeof all_toks / sizeof *all_toks;
     FILE *csv = NULL;
     uint64_t scratch_a, scratch_b;
     size_t scratch = SCRATCH_BYTES;
@@ -178,13 +181,12 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
                      "baseline_us,speedup_over_baseline,no_rope_us,rope_share_pct,floor_us\n");
     for (int op = PKV_OP_WRITE_BF16; op < PKV_OP_COUNT; op++)
         for (size_t gi = 0; gi < 4; gi++)
-            for (size_t t = 0; t < 7; t++) {
+            for (size_t t = 0; t < ntoks; t++) {
                 bench_case b;
                 stats s, copy, empty, floor_st, base, norope = {0, 0, 0};
                 double bytes, gbps, copy_gbps, rope_pct;
                 if (o->quick && (t % 2 || gi % 2)) continue;
                 if (o->only_op && strcmp(o->only_op, pkv_op_name((pkv_op)op)) != 0) continue;
-                if (o->only_tokens && o->only_tokens != toks[t]) continue;
                 if (o->only_heads && o->only_heads != geo[gi][0]) continue;
                 memset(&b, 0, sizeof b);
                 b.op = op;

@@ -7,7 +7,7 @@ typedef struct pkvi_bench_opts {
     int graph;            /* time CUDA-graph replays instead of single launches */
     const char *csv_path; /* or NULL: the machine-readable rows */
     const char *only_op;  /* or NULL: one op by name */
-    unsigned only_tokens; /* or 0: one token count */
+    unsigned only_tokens; /* or 0: that token count alone (any count, not only the table's) */
     int rope_table;       /* fused ops read cos/sin from a pkv_cuda_rope_table table */
     unsigned only_heads;  /* or 0: the geometry of that many KV heads */
     int vision;           /* MRoPE's tokens are an image's patches, not text */

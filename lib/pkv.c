@@ -22,7 +22,8 @@ static const char usage[] =
     "             (--quick: fewer rows; --graph: time CUDA-graph replays;\n"
     "             --rope-table: fused ops read cos/sin from a table; --vision:\n"
     "             MRoPE's tokens are an image's patches, not text; --op NAME,\n"
-    "             --tokens N, --heads N: those rows only; --csv FILE: also write CSV)\n"
+    "             --heads N: those rows only; --tokens N: N tokens only, any N;\n"
+    "             --csv FILE: also write CSV)\n"
     "  info       print the build configuration and the GPUs found\n"
     "  --help     print this help\n"
     "  --version  print the version\n";
