@@ -424,10 +424,8 @@ PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves16, false, true, 16, PKVK_WARP_T
                          PKVK_MROPE_HALVES_BLOCKS_PER_SM, 0)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves32, false, true, 32, PKVK_HALVES32_THREADS,
                          PKVK_HALVES32_BLOCKS_PER_SM, 0)
-// head_dim 64, 4 threads an item: the group size a constant, folded into every lane index,
-// tile count and loop of the body (on the H200 at 16 x 64 x 65,536: 4.9% fewer instructions
-// for fused_fp8_k, 5.3% for MRoPE, whose registers go from 76 to 72)
+// head_dim 64, 4 threads an item (ops 5 and 7; MRoPE takes its wide kernel, fused_wide.cu):
+// the group size a constant, folded into every lane index, tile count and loop of the body
+// (on the H200 at 16 x 64 x 65,536: 4.9% fewer instructions for fused_fp8_k)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves_g4, false, false, 8, PKVK_WARP_THREADS,
                          PKVK_HALVES_BLOCKS_PER_SM, 4)
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves_g4, false, true, 8, PKVK_WARP_THREADS,
-                         PKVK_MROPE_HALVES_BLOCKS_PER_SM, 4)

@@ -1,4 +1,4 @@
-// The wide form of the halves kernels (fused_halves.cu) for head_dim 64, ops 5 and 7: the same
+// The wide form of the halves kernels (fused_halves.cu) for head_dim 64, ops 6 and 7: the same
 // lanes and elements (4 threads an item, 8 elements of each half a thread, the chunk trees of
 // word reads), but a warp's tile is 32 items, worked as 4 sub-tiles of 8, and each lane owns
 // one item of the tile for the work that is the item's alone: its (token, head), position and
@@ -8,16 +8,20 @@
 // owner's values by shuffles. On the H200 at 16 x 64 x 65,536 tokens that owned work was
 // about a quarter of the g4 kernel's 428 warp instructions a tile (Nsight Compute, per
 // instruction); this kernel issues 1,259 a tile of 32 items (315 per 8) at 80 registers and
-// runs fused_fp8_k 14-16% faster there. The launcher gives it fused_fp8_k only: fused_bf16,
-// which writes twice the bytes, was no faster at 65,536 tokens and slower at 2,048 and 16,384
+// runs fused_fp8_k 14-17% faster there, MRoPE 14% (text) and 33% (image patches). The
+// launcher gives fused_fp8_k calls of 3 tiles a warp or more (with fewer the longer tiles'
+// start and end cost more than the owned work saves) and MRoPE every call; fused_bf16, which
+// writes twice the bytes, was no faster at 65,536 tokens and slower at 2,048 and 16,384
 // (doc/PERFORMANCE.md).
 //
 // So the rsqrt waits for all 4 sub-tiles' trees, and K is read from the stage twice (the tree,
 // then after the rsqrt the normalisation), as in the halves kernels. A stage is a tile's K, 4
-// KB a warp, double-buffered by cp.async; blocks of 4 warps, PKVK_WIDE_BLOCKS_PER_SM of them.
-// A sub-tile's cos and sin rows are loaded a sub-tile ahead (the first before the trees); a
-// position past the table has its pairs computed at the top of the iteration into local
-// memory, for all 4 sub-tiles, where few values are live.
+// KB a warp, double-buffered by cp.async; blocks of 4 warps, PKVK_WIDE_BLOCKS_PER_SM of them
+// (MRoPE: PKVK_MROPE_WIDE_BLOCKS_PER_SM). A sub-tile's cos and sin rows are loaded a sub-tile
+// ahead (the first before the trees); an item with a position past the table has its pairs
+// computed at the top of the iteration into local memory, for all 4 sub-tiles, where few
+// values are live. MRoPE: a token of three different positions (an image patch) has each
+// pair's cos and sin loaded from its stream's row into registers, also a sub-tile ahead.
 #include "kernels.cuh"
 #include "fused_common.cuh"
 #include "mrope_cs.cuh"
@@ -62,6 +66,49 @@ __device__ __forceinline__ void pkvk_wide_wait(int t)
     }
 }
 
+// MRoPE: the owner lane's item's positions of streams 1 and 2 (with stream 0's in its meta)
+template <bool MROPE>
+__device__ __forceinline__ uint2 pkvk_wide_q12(const pkvk_fused_params &p,
+                                               const pkvk_halves_item &a)
+{
+    if (!MROPE || !a.live) return make_uint2(0u, 0u);
+    return make_uint2(((const unsigned *)p.pos[1])[a.t], ((const unsigned *)p.pos[2])[a.t]);
+}
+
+// The cos and sin of this lane's 8 pairs (8 j ..) for the item of owner lane src: its
+// position's table row, or loc (filled at the loop top) past the table. MRoPE, a token of
+// three positions: each pair from its stream's row straight into registers, pair by pair
+// (st1, st2: bit k when pair 8 j + k is of stream 1 or 2), loaded a sub-tile ahead like a text
+// token's row; filling such tokens' pairs into local memory at the loop top made image
+// patches 15-17% slower than in the g4 kernel (H200, 16 x 64)
+template <bool MROPE>
+__device__ __forceinline__ void pkvk_wide_cs(const pkvk_fused_params &p, unsigned q0, uint2 q12,
+                                             unsigned src, unsigned j, unsigned st1, unsigned st2,
+                                             const float *loc, float *c, float *s)
+{
+    const unsigned a = __shfl_sync(0xffffffffu, q0, src);
+    unsigned b = a, d = a;
+    if (MROPE) b = __shfl_sync(0xffffffffu, q12.x, src), d = __shfl_sync(0xffffffffu, q12.y, src);
+    // (the largest of the three: one past the table sends all of the item's pairs to loc)
+    const unsigned far = MROPE ? (a > b ? (a > d ? a : d) : (b > d ? b : d)) : a;
+    const bool in = far < p.cs_len;
+    if (MROPE && in && (b != a || d != a)) {
+        const unsigned half = p.rotary_dim / 2;
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const unsigned q = (st1 >> k) & 1u ? b : (st2 >> k) & 1u ? d : a;
+            const float *r = pkvk_rope_row(p, q) + 8 * j + k;
+            c[k] = r[0], s[k] = r[half];
+        }
+    } else {
+        // (one stream: the comparison written twice, which the compiler keeps, as the
+        // measured kernel had it)
+        const float *cs = in ? pkvk_rope_row(p, a) + 8 * j : loc;
+        pkvk_cs8(cs, cs + ((MROPE ? in : a < p.cs_len) ? p.rotary_dim / 2 : 8u), c, s);
+    }
+}
+
+template <bool MROPE>
 __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &p)
 {
     constexpr unsigned W = PKVK_WIDE_THREADS / 32;
@@ -82,37 +129,47 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
                                 __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)(wr.y >> 16))));
     }
     __syncthreads();
+    // MRoPE: this lane's pairs of streams 1 and 2, a bit each
+    unsigned st1 = 0, st2 = 0;
+    if (MROPE) {
+#pragma unroll
+        for (unsigned k = 0; k < 8; k++) {
+            const int st = pkvi_mrope_stream(8 * j + k, p.section);
+            st1 |= (st == 1) << k, st2 |= (st == 2) << k;
+        }
+    }
     unsigned tile = blockIdx.x * W + wid;
     // the owner lane's item of this tile and the next
     pkvk_halves_item a0 = pkvk_halves_item_of(p, tile, tiles, 32u, lane, total),
                      a1 = pkvk_halves_item_of(p, tile + nw, tiles, 32u, lane, total);
     pkvk_wide_issue(p, stages[wid][0], a0, lane);
     pkvk_halves_meta m0 = pkvk_halves_meta_of<false>(p, a0), m1 = pkvk_halves_meta_of<false>(p, a1);
+    uint2 n0 = pkvk_wide_q12<MROPE>(p, a0), n1 = pkvk_wide_q12<MROPE>(p, a1);
     for (unsigned stage = 0; tile < tiles; tile += nw, stage ^= 1u) {
         __syncwarp(); // the other stage's slots: read by the last tile's trees
         pkvk_wide_issue(p, stages[wid][stage ^ 1u], a1, lane);
         // sub-tile s's cos at cs + 16 s, its sin 8 further, when a position is past the table
         __align__(16) float loc[4 * 16];
-        if (__any_sync(0xffffffffu, a0.live && m0.pos >= p.cs_len)) {
+        // (MRoPE: an item any of whose three positions is past the table)
+        const unsigned far = MROPE ? max(m0.pos, max(n0.x, n0.y)) : m0.pos;
+        if (__any_sync(0xffffffffu, a0.live && far >= p.cs_len)) {
 #pragma unroll 1
             for (unsigned s = 0; s < 4; s++) {
-                const unsigned src = 8 * s + sub, pos = __shfl_sync(0xffffffffu, m0.pos, src);
+                const unsigned src = 8 * s + sub, pos = __shfl_sync(0xffffffffu, m0.pos, src),
+                               fs = MROPE ? __shfl_sync(0xffffffffu, far, src) : pos,
+                               t = MROPE ? __shfl_sync(0xffffffffu, a0.t, src) : 0u;
                 const bool live = __shfl_sync(0xffffffffu, a0.live, src);
-                if (!live || pos < p.cs_len) continue;
+                if (!live || fs < p.cs_len) continue;
 #pragma unroll 1
                 for (unsigned q = 0; q < 8; q++) {
                     float cq, sq;
-                    pkvk_rope_cs_computed(p, pos, 8 * j + q, &sq, &cq);
+                    pkvk_halves_cs_past<MROPE>(p, t, pos, 8 * j + q, &sq, &cq);
                     loc[16 * s + q] = cq, loc[16 * s + 8 + q] = sq;
                 }
             }
         }
         float c[8], s[8];
-        {
-            const unsigned pos = __shfl_sync(0xffffffffu, m0.pos, sub);
-            const float *cs = pos < p.cs_len ? pkvk_rope_row(p, pos) + 8 * j : loc;
-            pkvk_cs8(cs, cs + (pos < p.cs_len ? p.rotary_dim / 2 : 8u), c, s);
-        }
+        pkvk_wide_cs<MROPE>(p, m0.pos, n0, sub, j, st1, st2, loc, c, s);
         float sums[4];
 #pragma unroll
         for (int t = 0; t < 4; t++) {
@@ -134,12 +191,9 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
         for (int t = 0; t < 4; t++) {
             const unsigned src = 8 * t + sub;
             float cn[8], sn[8]; // the next sub-tile's
-            if (t + 1 < 4) {
-                const unsigned pos = __shfl_sync(0xffffffffu, m0.pos, src + 8);
-                const float *cs =
-                    pos < p.cs_len ? pkvk_rope_row(p, pos) + 8 * j : loc + 16 * (t + 1);
-                pkvk_cs8(cs, cs + (pos < p.cs_len ? p.rotary_dim / 2 : 8u), cn, sn);
-            }
+            if (t + 1 < 4)
+                pkvk_wide_cs<MROPE>(p, m0.pos, n0, src + 8, j, st1, st2, loc + 16 * (t + 1), cn,
+                                    sn);
             const float rms = __shfl_sync(0xffffffffu, rms_o, src);
             const unsigned long long o = __shfl_sync(0xffffffffu, base, src);
             const uint4 *cur = stages[wid][stage][t];
@@ -170,8 +224,10 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
             }
         }
         a0 = a1, m0 = m1;
+        if (MROPE) n0 = n1;
         a1 = pkvk_halves_item_of(p, tile + 2 * nw, tiles, 32u, lane, total);
         m1 = pkvk_halves_meta_of<false>(p, a1);
+        if (MROPE) n1 = pkvk_wide_q12<MROPE>(p, a1);
     }
     pkvk_cp_async_wait_n<0>(); // no copy in flight at exit
 }
@@ -179,5 +235,11 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
 extern "C" __global__ void __launch_bounds__(PKVK_WIDE_THREADS, PKVK_WIDE_BLOCKS_PER_SM)
     pkvk_fused_wide64(const pkvk_fused_params p)
 {
-    pkvk_fused_wide64_body(p);
+    pkvk_fused_wide64_body<false>(p);
+}
+
+extern "C" __global__ void __launch_bounds__(PKVK_WIDE_THREADS, PKVK_MROPE_WIDE_BLOCKS_PER_SM)
+    pkvk_fused_mrope_wide64(const pkvk_fused_params p)
+{
+    pkvk_fused_wide64_body<true>(p);
 }

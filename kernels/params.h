@@ -28,6 +28,8 @@
  * blocks of 4 warps, 6 per multiprocessor (80 registers) */
 #define PKVK_WIDE_THREADS 128
 #define PKVK_WIDE_BLOCKS_PER_SM 6
+/* and MRoPE's, 5 (96 registers: with 80 it spills around its image patches' three rows) */
+#define PKVK_MROPE_WIDE_BLOCKS_PER_SM 5
 
 typedef struct pkvk_geom {
     uint64_t num_slots;    /* num_blocks * block_size */

@@ -31,9 +31,9 @@ enum {
     PKVI_K_FUSED_MROPE_HALVES16, /* MRoPE, 16 and 32 */
     PKVI_K_FUSED_MROPE_HALVES32,
     PKVI_K_FUSED_MROPE_WARP_SMALL, /* MRoPE in calls of one wave (kernels/fused_warp.cu) */
-    PKVI_K_FUSED_HALVES_G4,        /* PKVI_K_FUSED_HALVES and _MROPE_HALVES for head_dim 64 */
-    PKVI_K_FUSED_MROPE_HALVES_G4,
-    PKVI_K_FUSED_WIDE64, /* fused_fp8_k at head_dim 64: tiles of 32 items (kernels/fused_wide.cu) */
+    PKVI_K_FUSED_HALVES_G4,        /* PKVI_K_FUSED_HALVES for head_dim 64 (ops 5 and 7) */
+    PKVI_K_FUSED_WIDE64, /* head_dim 64, tiles of 32 items (kernels/fused_wide.cu): fused_fp8_k */
+    PKVI_K_FUSED_MROPE_WIDE64, /* and MRoPE */
     PKVI_K_CONVERT,
     PKVI_K_PROBE,
     PKVI_K_NUMERICS,

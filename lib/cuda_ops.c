@@ -195,6 +195,21 @@ static void halves_wave(const pkv_cuda *h, pkvi_plan *plan, unsigned threads, un
     plan->grid = (unsigned)(grid > wave ? wave : grid);
 }
 
+/* The wide kernels (head_dim 64, kernels/fused_wide.cu): a warp per 32 items, one wave of
+ * `per_sm` blocks a multiprocessor at most; 0 when the call has fewer than `min_tiles` tiles
+ * of 32 items a warp of that wave (the g4 kernels then) */
+static int wide_plan(const pkv_cuda *h, uint64_t items, unsigned per_sm, unsigned min_tiles,
+                     pkvi_plan *plan)
+{
+    const unsigned wpb = PKVK_WIDE_THREADS / 32u;
+    uint64_t wave = (uint64_t)h->sm_count * per_sm, tiles = (items + 31u) / 32u,
+             grid = (tiles + wpb - 1u) / wpb;
+    if (tiles < (uint64_t)min_tiles * wave * wpb) return 0;
+    plan->block = PKVK_WIDE_THREADS;
+    plan->grid = (unsigned)(grid > wave ? wave : grid);
+    return 1;
+}
+
 /* The fused ops with the handle's cos/sin table: the warp kernels (kernels/fused_warp.cu) when
  * an item of 8-element threads is a power-of-two lane group of one warp, the rotated elements
  * come in whole halves of 8, and a token has at most 16 heads; a warp per 32 / group items.
@@ -254,33 +269,31 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
     } else if (halves && warp_grid(gh, items, plan)) {
         g = gh;
         /* 8 elements at head_dim 64 (4 threads an item): the kernels with that group size
-         * built in; for fused_fp8_k the wide kernel, whose tiles of 32 items do each item's own
-         * work once (kernels/fused_wide.cu; on the H200 at 16 x 64, three A/Bs of three runs:
-         * 14-16% faster at 65,536 tokens, at 2,048 and 16,384 from 1-2% faster to 2-4% slower
-         * (fewer tiles a warp: its longer tiles' start and end); fused_bf16, which writes twice
-         * the bytes, was as fast at 65,536 and 5-6% slower at 2,048 and 16,384; MRoPE's text
-         * tokens 5% and 11% faster at 16,384 and 65,536, but image patches, their pairs filled
-         * from three rows into local memory, 15-17% slower) */
-        plan->kernel =
-            kv         ? PKVI_K_FUSED_FP8_KV_HALVES
-            : mrope    ? (e32        ? PKVI_K_FUSED_MROPE_HALVES32
-                          : e16      ? PKVI_K_FUSED_MROPE_HALVES16
-                          : gh == 4u ? PKVI_K_FUSED_MROPE_HALVES_G4
-                                     : PKVI_K_FUSED_MROPE_HALVES)
-            : e32      ? PKVI_K_FUSED_HALVES32
-            : e16      ? PKVI_K_FUSED_HALVES16
-            : gh == 4u ? (op == PKV_OP_FUSED_FP8_K ? PKVI_K_FUSED_WIDE64 : PKVI_K_FUSED_HALVES_G4)
-                       : PKVI_K_FUSED_HALVES;
-        if (plan->kernel == PKVI_K_FUSED_WIDE64) {
-            /* a warp per 32 items, one wave at most */
-            uint64_t wave = (uint64_t)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM,
-                     warps = (items + 31u) / 32u,
-                     grid = (warps + PKVK_WIDE_THREADS / 32u - 1u) / (PKVK_WIDE_THREADS / 32u);
-            plan->block = PKVK_WIDE_THREADS;
-            plan->grid = (unsigned)(grid > wave ? wave : grid);
-        } else if (e32)
+         * built in, or the wide kernels, whose tiles of 32 items do each item's own work once
+         * (kernels/fused_wide.cu). On the H200 at 16 x 64, three interleaved runs from 2,048 to
+         * 65,536 tokens (doc/PERFORMANCE.md): MRoPE's wide kernel as fast as the g4 kernel
+         * (-1% to +0.5%) to 14% faster for text tokens and 10-33% faster for image patches,
+         * at every size; fused_fp8_k's wide kernel 2-9% slower up to 16,384 tokens (2.6 tiles a
+         * warp of its wave), the g4 kernel 7-20% slower from 24,576 (3.9), so fused_fp8_k takes
+         * the wide kernel at 3 tiles a warp or more; fused_bf16, which writes twice the bytes,
+         * keeps the g4 kernel (as fast at 65,536 tokens, 5-6% slower at 2,048 and 16,384) */
+        const int wide =
+            gh == 4u && !e16 && !kv && op != PKV_OP_FUSED_BF16 &&
+            wide_plan(h, items, mrope ? PKVK_MROPE_WIDE_BLOCKS_PER_SM : PKVK_WIDE_BLOCKS_PER_SM,
+                      mrope ? 0u : 3u, plan);
+        plan->kernel = kv         ? PKVI_K_FUSED_FP8_KV_HALVES
+                       : mrope    ? (e32    ? PKVI_K_FUSED_MROPE_HALVES32
+                                     : e16  ? PKVI_K_FUSED_MROPE_HALVES16
+                                     : wide ? PKVI_K_FUSED_MROPE_WIDE64
+                                            : PKVI_K_FUSED_MROPE_HALVES)
+                       : e32      ? PKVI_K_FUSED_HALVES32
+                       : e16      ? PKVI_K_FUSED_HALVES16
+                       : wide     ? PKVI_K_FUSED_WIDE64
+                       : gh == 4u ? PKVI_K_FUSED_HALVES_G4
+                                  : PKVI_K_FUSED_HALVES;
+        if (e32)
             halves_wave(h, plan, PKVK_HALVES32_THREADS, PKVK_HALVES32_BLOCKS_PER_SM);
-        else
+        else if (!wide) /* (else wide_plan's grid) */
             halves_wave(h, plan, 256u,
                         mrope ? PKVK_MROPE_HALVES_BLOCKS_PER_SM : PKVK_HALVES_BLOCKS_PER_SM);
     } else if (fits8 && !mrope) {

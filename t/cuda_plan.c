@@ -160,8 +160,9 @@ static void with_table(pkv_cuda *h)
     d = desc(8, 120, 65536); /* head_dim % 16 != 0 (and a partial rotation) */
     d.rotary_dim = 96;
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP, "head_dim 120, many waves: 8-element");
-    /* head_dim 64, 4 threads an item: ops 5 and 6 take their kernels with that group size
-     * built in, op 7 the wide kernel (tiles of 32 items); other group sizes the general ones */
+    /* head_dim 64, 4 threads an item: op 5 takes its kernel with that group size built in,
+     * MRoPE its wide kernel (tiles of 32 items), op 7 its wide kernel in calls of 3 tiles a
+     * warp of its wave or more, else the g4 kernel; other group sizes the general ones */
     if (pkv_cuda_rope_table(h, 1e4f, 64, 1000) != PKV_OK) bail("%s", pkv_last_error());
     d = desc(16, 64, 65536);
     is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES_G4,
@@ -171,22 +172,19 @@ static void with_table(pkv_cuda *h)
            "  fused_fp8_k: the wide kernel");
     is_int(grid, (long long)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM, "  one wave of its blocks");
     is_int(last_block, PKVK_WIDE_THREADS, "  of %d threads", PKVK_WIDE_THREADS);
-    /* 2048 tokens: 32,768 items, 1,024 warps of 32; 2049: 32,784 items, 1,025 warps (the last
-     * of 16 items); a block of PKVK_WIDE_THREADS / 32 warps, one wave of blocks at most */
+    /* fused_fp8_k: the wide kernel from 3 tiles of 32 items a warp of its wave: 16 heads,
+     * 2 T - 1 tokens are 32 (T - 1) + 16 items, T tiles; 2 T - 2 are T - 1 tiles */
     {
-        const long long wave = (long long)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM,
-                        w = PKVK_WIDE_THREADS / 32, b2048 = (1024 + w - 1) / w,
-                        b2049 = (1025 + w - 1) / w;
-        d.num_tokens = 2048;
+        const long long t3 = 3ll * h->sm_count * PKVK_WIDE_BLOCKS_PER_SM * (PKVK_WIDE_THREADS / 32);
+        d.num_tokens = (uint32_t)(2 * t3 - 1);
         is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid), PKVI_K_FUSED_WIDE64,
-               "  2048 tokens: the same");
-        is_int(grid, b2048 < wave ? b2048 : wave, "  a warp per 32 items (%lld blocks, wave %lld)",
-               b2048, wave);
-        d.num_tokens = 2049;
-        is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid), PKVI_K_FUSED_WIDE64,
-               "  2049 tokens: the same");
-        is_int(grid, b2049 < wave ? b2049 : wave,
-               "  a warp more for the last 16 items (%lld blocks, wave %lld)", b2049, wave);
+               "  %u tokens (%lld tiles, 3 a warp): the wide kernel", d.num_tokens, t3);
+        is_int(grid, (long long)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM, "  one wave of its blocks");
+        d.num_tokens = (uint32_t)(2 * t3 - 2);
+        is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid), PKVI_K_FUSED_HALVES_G4,
+               "  %u tokens (a tile fewer): the g4 kernel", d.num_tokens);
+        is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM,
+               "  one wave of its blocks");
     }
     d.num_tokens = (1u << 26) - 5u;
     is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_WIDE64,
@@ -197,15 +195,34 @@ static void with_table(pkv_cuda *h)
     d.num_tokens = 65536;
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES,
            "  fused_fp8_kv: its halves kernel (its chunk is the whole head)");
-    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_HALVES_G4,
-           "  MRoPE: its kernel for 4 threads an item");
-    is_int(grid, (long long)h->sm_count * PKVK_MROPE_HALVES_BLOCKS_PER_SM,
-           "  one wave of its blocks (%d per multiprocessor)", PKVK_MROPE_HALVES_BLOCKS_PER_SM);
-    d = desc(3, 64, 65536);
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_WIDE64,
+           "  MRoPE: its wide kernel");
+    is_int(grid, (long long)h->sm_count * PKVK_MROPE_WIDE_BLOCKS_PER_SM,
+           "  one wave of its blocks (%d per multiprocessor)", PKVK_MROPE_WIDE_BLOCKS_PER_SM);
+    is_int(last_block, PKVK_WIDE_THREADS, "  of %d threads", PKVK_WIDE_THREADS);
+    /* MRoPE's at any size: 2048 tokens are 32,768 items, 1,024 warps of 32; 2049: 32,784
+     * items, 1,025 warps (the last of 16 items); a block of PKVK_WIDE_THREADS / 32 warps, one
+     * wave of blocks at most */
+    {
+        const long long wave = (long long)h->sm_count * PKVK_MROPE_WIDE_BLOCKS_PER_SM,
+                        w = PKVK_WIDE_THREADS / 32, b2048 = (1024 + w - 1) / w,
+                        b2049 = (1025 + w - 1) / w;
+        d.num_tokens = 2048;
+        is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_WIDE64,
+               "  2048 tokens: the same");
+        is_int(grid, b2048 < wave ? b2048 : wave, "  a warp per 32 items (%lld blocks, wave %lld)",
+               b2048, wave);
+        d.num_tokens = 2049;
+        is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_WIDE64,
+               "  2049 tokens: the same");
+        is_int(grid, b2049 < wave ? b2049 : wave,
+               "  a warp more for the last 16 items (%lld blocks, wave %lld)", b2049, wave);
+    }
+    d = desc(3, 64, 1u << 20);
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES_G4, "3 x 64: the same");
     is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_WIDE64, "  and fused_fp8_k's");
-    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES_G4,
-           "  and for MRoPE");
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_WIDE64,
+           "  and MRoPE's");
     if (pkv_cuda_rope_table(h, 1e4f, 32, 1000) != PKV_OK) bail("%s", pkv_last_error());
     d = desc(16, 32, 65536);
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "16 x 32 (2 threads an item): general");

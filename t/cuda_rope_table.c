@@ -153,19 +153,30 @@ static unsigned long long run_diff(pkv_cuda *h, int op, const pkvi_case *c)
     return o.gpu_bytes ? o.gpu_mismatches : ~0ull;
 }
 
+/* The kernel of fused_fp8_k at head_dim 64 for a call of `items` items (lib/cuda_ops.c): the
+ * wide kernel from 3 tiles of 32 items a warp of its wave, else the g4 kernel */
+static int fp8_k_64(const pkv_cuda *h, uint64_t items)
+{
+    const uint64_t warps =
+        (uint64_t)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM * (PKVK_WIDE_THREADS / 32);
+    return (items + 31) / 32 >= 3 * warps ? PKVI_K_FUSED_WIDE64 : PKVI_K_FUSED_HALVES_G4;
+}
+
 /* 4 heads aligned: the warp kernels, in one wave (the _small forms) and in many (4096 tokens
  * are 256 blocks of the halves form, 1024 tokens 256 blocks of 8-element threads: more than
  * the multiprocessors of the GPUs this was written for; the test says so if not), in the
  * halves form when the whole head is rotated (also on a grid for one multiprocessor, whose
  * warps loop over many tiles; fused_fp8_k at head_dim 64 in the wide kernel, tiles of 32
- * items), else with 8 elements per thread; 32 heads
+ * items, where the call has 3 tiles a warp: on one multiprocessor's grid, and on the full
+ * grid of a GPU of few), else with 8 elements per thread; 32 heads
  * aligned: the 16-byte block kernels; shifted by an element: the element kernels
  * (lib/cuda_ops.c chooses) */
 static void really_read(pkv_cuda *h)
 {
     static const struct {
         uint32_t heads, hd, tokens, rotary;
-        int shift, want5, want7, want8; /* the kernels of ops 5, 7 and 8, or -1: not asserted */
+        /* the kernels of ops 5, 7 and 8, or -1: not asserted (PKVI_K_FUSED_WIDE64: fp8_k_64's) */
+        int shift, want5, want7, want8;
         const char *kind;
     } vs[] = {
         {4, 128, 64, 128, 0, PKVI_K_FUSED_WARP_SMALL, PKVI_K_FUSED_WARP_SMALL,
@@ -182,8 +193,8 @@ static void really_read(pkv_cuda *h)
          "4 heads, 1024 tokens, rotary_dim 80, 8-element warp kernels"},
         {16, 64, 1024, 64, 0, PKVI_K_FUSED_HALVES_G4, PKVI_K_FUSED_WIDE64,
          PKVI_K_FUSED_FP8_KV_HALVES,
-         "16 x 64, 1024 tokens, halves form (op 5: its kernel for 4 threads an item, op 7: the "
-         "wide kernel; op 8: one chunk)"},
+         "16 x 64, 1024 tokens, halves form (op 5: its kernel for 4 threads an item, op 7: that "
+         "or the wide kernel; op 8: one chunk)"},
         {3, 64, 4099, 64, 0, PKVI_K_FUSED_HALVES_G4, PKVI_K_FUSED_WIDE64,
          PKVI_K_FUSED_FP8_KV_HALVES,
          "3 x 64, 4099 tokens, halves form (tiles across tokens, the last in part)"},
@@ -199,8 +210,11 @@ static void really_read(pkv_cuda *h)
         static const int ops[] = {PKV_OP_FUSED_BF16, PKV_OP_FUSED_FP8_K, PKV_OP_FUSED_FP8_KV};
         for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
             const int op = ops[oi];
+            const uint64_t items = (uint64_t)vs[variant].heads * vs[variant].tokens;
+            const int want7 =
+                vs[variant].want7 == PKVI_K_FUSED_WIDE64 ? fp8_k_64(h, items) : vs[variant].want7;
             const int want = op == PKV_OP_FUSED_FP8_KV  ? vs[variant].want8
-                             : op == PKV_OP_FUSED_FP8_K ? vs[variant].want7
+                             : op == PKV_OP_FUSED_FP8_K ? want7
                                                         : vs[variant].want5;
             pkvi_case c;
             unsigned long long bad;
@@ -227,17 +241,22 @@ static void really_read(pkv_cuda *h)
                 want == PKVI_K_FUSED_HALVES_G4 || want == PKVI_K_FUSED_WIDE64) {
                 /* a grid for one multiprocessor: every warp loops over many tiles */
                 const uint64_t a = 1u << 20, pos[3] = {a, a, a};
-                const int sms = h->sm_count,
-                          per_sm = want == PKVI_K_FUSED_HALVES32 ? PKVK_HALVES32_BLOCKS_PER_SM
-                                   : want == PKVI_K_FUSED_WIDE64 ? PKVK_WIDE_BLOCKS_PER_SM
-                                                                 : PKVK_HALVES_BLOCKS_PER_SM;
+                const int sms = h->sm_count;
+                int one, per_sm;
                 pkvk_fused_params prm;
                 pkvi_plan plan;
                 h->sm_count = 1;
+                one = op == PKV_OP_FUSED_FP8_K && vs[variant].want7 == PKVI_K_FUSED_WIDE64
+                          ? fp8_k_64(h, items)
+                          : want;
+                per_sm = one == PKVI_K_FUSED_HALVES32 ? PKVK_HALVES32_BLOCKS_PER_SM
+                         : one == PKVI_K_FUSED_WIDE64 ? PKVK_WIDE_BLOCKS_PER_SM
+                                                      : PKVK_HALVES_BLOCKS_PER_SM;
                 ok(pkvi_cuda_fused_plan(h, (pkv_op)op, &c.f, a, a, a, pos, a, a, a, 0, &prm,
                                         &plan) == PKV_OK &&
-                       plan.kernel == want && plan.grid == (unsigned)per_sm,
-                   "  on one multiprocessor: the same kernel, %d blocks", per_sm);
+                       plan.kernel == one && plan.grid == (unsigned)per_sm,
+                   "  on one multiprocessor: kernel %d (%s), %d blocks", one,
+                   one == PKVI_K_FUSED_WIDE64 ? "the wide kernel" : "the same", per_sm);
                 is_int((long long)run_diff(h, op, &c), 0, "  one multiprocessor's grid: the same");
                 h->sm_count = sms;
             }
@@ -286,7 +305,7 @@ static void mrope_halves(pkv_cuda *h)
         int want;
     } gs[] = {{4, 128, PKVI_K_FUSED_MROPE_HALVES16}, {5, 128, PKVI_K_FUSED_MROPE_HALVES16},
               {2, 128, PKVI_K_FUSED_MROPE_HALVES},   {1, 128, PKVI_K_FUSED_MROPE_HALVES},
-              {3, 64, PKVI_K_FUSED_MROPE_HALVES_G4}, {16, 64, PKVI_K_FUSED_MROPE_HALVES_G4},
+              {3, 64, PKVI_K_FUSED_MROPE_WIDE64},    {16, 64, PKVI_K_FUSED_MROPE_WIDE64},
               {4, 256, PKVI_K_FUSED_MROPE_HALVES32}};
     pkvi_rng r = {0x2545f4914f6cdd1dull};
     for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++)
@@ -296,6 +315,8 @@ static void mrope_halves(pkv_cuda *h)
                                                      v ? 20 * hd / 128 : 0};
             const int sms = h->sm_count, per_sm = gs[gi].want == PKVI_K_FUSED_MROPE_HALVES32
                                                       ? PKVK_HALVES32_BLOCKS_PER_SM
+                                                  : gs[gi].want == PKVI_K_FUSED_MROPE_WIDE64
+                                                      ? PKVK_MROPE_WIDE_BLOCKS_PER_SM
                                                       : PKVK_MROPE_HALVES_BLOCKS_PER_SM;
             uint32_t *ph, *pw;
             pkvi_case c;
