@@ -129,6 +129,16 @@ __device__ __forceinline__ pkvk_halves_meta pkvk_halves_meta_of(const pkvk_fused
     return m;
 }
 
+// MRoPE: the item's positions of streams 1 and 2 (stream 0's in its meta); 0 and 0 for one
+// stream or no item
+template <bool MROPE>
+__device__ __forceinline__ uint2 pkvk_halves_q12(const pkvk_fused_params &p,
+                                                 const pkvk_halves_item &a)
+{
+    if (!MROPE || !a.live) return make_uint2(0u, 0u);
+    return make_uint2(((const unsigned *)p.pos[1])[a.t], ((const unsigned *)p.pos[2])[a.t]);
+}
+
 // cos and sin of pair pr of a live item whose meta position pos no table row holds: computed
 // (one stream), or (MRoPE) from the pair's stream's position, reloaded: the table's row when
 // it holds that position, else computed

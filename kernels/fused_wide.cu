@@ -66,15 +66,6 @@ __device__ __forceinline__ void pkvk_wide_wait(int t)
     }
 }
 
-// MRoPE: the owner lane's item's positions of streams 1 and 2 (with stream 0's in its meta)
-template <bool MROPE>
-__device__ __forceinline__ uint2 pkvk_wide_q12(const pkvk_fused_params &p,
-                                               const pkvk_halves_item &a)
-{
-    if (!MROPE || !a.live) return make_uint2(0u, 0u);
-    return make_uint2(((const unsigned *)p.pos[1])[a.t], ((const unsigned *)p.pos[2])[a.t]);
-}
-
 // The cos and sin of this lane's 8 pairs (8 j ..) for the item of owner lane src: its
 // position's table row, or loc (filled at the loop top) past the table. MRoPE, a token of
 // three positions: each pair from its stream's row straight into registers, pair by pair
@@ -93,13 +84,7 @@ __device__ __forceinline__ void pkvk_wide_cs(const pkvk_fused_params &p, unsigne
     const unsigned far = MROPE ? (a > b ? (a > d ? a : d) : (b > d ? b : d)) : a;
     const bool in = far < p.cs_len;
     if (MROPE && in && (b != a || d != a)) {
-        const unsigned half = p.rotary_dim / 2;
-#pragma unroll
-        for (int k = 0; k < 8; k++) {
-            const unsigned q = (st1 >> k) & 1u ? b : (st2 >> k) & 1u ? d : a;
-            const float *r = pkvk_rope_row(p, q) + 8 * j + k;
-            c[k] = r[0], s[k] = r[half];
-        }
+        pkvk_mrope_cs8_rows(p, a, b, d, 8 * j, st1, st2, c, s);
     } else {
         // (one stream: the comparison written twice, which the compiler keeps, as the
         // measured kernel had it)
@@ -131,20 +116,14 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
     __syncthreads();
     // MRoPE: this lane's pairs of streams 1 and 2, a bit each
     unsigned st1 = 0, st2 = 0;
-    if (MROPE) {
-#pragma unroll
-        for (unsigned k = 0; k < 8; k++) {
-            const int st = pkvi_mrope_stream(8 * j + k, p.section);
-            st1 |= (st == 1) << k, st2 |= (st == 2) << k;
-        }
-    }
+    if (MROPE) pkvk_mrope_bits8(p, 8 * j, &st1, &st2);
     unsigned tile = blockIdx.x * W + wid;
     // the owner lane's item of this tile and the next
     pkvk_halves_item a0 = pkvk_halves_item_of(p, tile, tiles, 32u, lane, total),
                      a1 = pkvk_halves_item_of(p, tile + nw, tiles, 32u, lane, total);
     pkvk_wide_issue(p, stages[wid][0], a0, lane);
     pkvk_halves_meta m0 = pkvk_halves_meta_of<false>(p, a0), m1 = pkvk_halves_meta_of<false>(p, a1);
-    uint2 n0 = pkvk_wide_q12<MROPE>(p, a0), n1 = pkvk_wide_q12<MROPE>(p, a1);
+    uint2 n0 = pkvk_halves_q12<MROPE>(p, a0), n1 = pkvk_halves_q12<MROPE>(p, a1);
     for (unsigned stage = 0; tile < tiles; tile += nw, stage ^= 1u) {
         __syncwarp(); // the other stage's slots: read by the last tile's trees
         pkvk_wide_issue(p, stages[wid][stage ^ 1u], a1, lane);
@@ -227,7 +206,7 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
         if (MROPE) n0 = n1;
         a1 = pkvk_halves_item_of(p, tile + 2 * nw, tiles, 32u, lane, total);
         m1 = pkvk_halves_meta_of<false>(p, a1);
-        if (MROPE) n1 = pkvk_wide_q12<MROPE>(p, a1);
+        if (MROPE) n1 = pkvk_halves_q12<MROPE>(p, a1);
     }
     pkvk_cp_async_wait_n<0>(); // no copy in flight at exit
 }

@@ -42,6 +42,35 @@ __device__ __forceinline__ void pkvk_mrope_take12(const pkvk_fused_params &p, co
     }
 }
 
+// MRoPE, a token of three positions q0, q1, q2, all in the table: the cos and sin of pairs
+// pr0 .. pr0 + 7, each from its stream's row, pair by pair into registers (st1, st2: bit k
+// when pair pr0 + k is of stream 1 or 2), where only the 16 values are live (the wide kernel
+// and the 16-element halves kernel load them a unit ahead, as a text token's row)
+__device__ __forceinline__ void pkvk_mrope_cs8_rows(const pkvk_fused_params &p, unsigned q0,
+                                                    unsigned q1, unsigned q2, unsigned pr0,
+                                                    unsigned st1, unsigned st2, float *c, float *s)
+{
+    const unsigned half = p.rotary_dim / 2;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        const unsigned q = (st1 >> k) & 1u ? q1 : (st2 >> k) & 1u ? q2 : q0;
+        const float *r = pkvk_rope_row(p, q) + pr0 + k;
+        c[k] = r[0], s[k] = r[half];
+    }
+}
+
+// the stream bits of pairs pr0 .. pr0 + 7 for pkvk_mrope_cs8_rows
+__device__ __forceinline__ void pkvk_mrope_bits8(const pkvk_fused_params &p, unsigned pr0,
+                                                 unsigned *st1, unsigned *st2)
+{
+    *st1 = 0, *st2 = 0;
+#pragma unroll
+    for (unsigned k = 0; k < 8; k++) {
+        const int st = pkvi_mrope_stream(pr0 + k, p.section);
+        *st1 |= (st == 1) << k, *st2 |= (st == 2) << k;
+    }
+}
+
 // MRoPE with 32 elements, a live token whose three positions differ: this lane's pairs'
 // cos and sin into loc (unit b's cos at loc + 16 b, its sin 8 further), each unit from its
 // three streams' rows (pkvk_mrope_take12: 2.2x a text token's time where pair by pair took
