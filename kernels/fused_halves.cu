@@ -30,12 +30,15 @@
 // MRoPE (op 6) is the same kernel: a token whose three positions are equal (a text token) is
 // one row, as for one stream; any other, like a position past the table, takes the rare path at
 // the top of the iteration, which reloads the three positions and fills the lane's pairs, each
-// from its stream's row or computed. With 8 or 16 elements the lanes of a token's first item
-// in the tile copy its pairs' cos and sin, each from its stream's row, into a shared row for
-// the token by cp.async, read after the tree (pkvk_mrope_merge); with 32 (pkvk_mrope_rows)
-// each lane fills its own pairs into local memory at the top. Before this form MRoPE had a
-// kernel of one item per lane group and no loop: on the H200 at 8 x 128 x 65,536 106-109 us
-// for text tokens, 114 for an image's; pipelined 86-90 and 117-122 (doc/PERFORMANCE.md).
+// from its stream's row or computed. With 8 elements the lanes of a token's first item in the
+// tile copy its pairs' cos and sin, each from its stream's row, into a shared row for the
+// token by cp.async, read after the tree (pkvk_mrope_merge); with 16 each lane loads its
+// pairs' from the three rows into registers, a unit ahead (pkvk_mrope_cs8_rows: on the H200 at
+// 8 x 128 image patches 18-24% faster than with the shared rows, text tokens as fast to 6%
+// faster); with 32 (pkvk_mrope_rows) each lane fills its own pairs into local memory at the
+// top. Before this form MRoPE had a kernel of one item per lane group and no loop: on the
+// H200 at 8 x 128 x 65,536 106-109 us for text tokens, 114 for an image's; pipelined 86-90
+// and 117-122 (doc/PERFORMANCE.md).
 #include "kernels.cuh"
 #include "fused_common.cuh"
 #include "mrope_cs.cuh"
@@ -212,12 +215,13 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     __shared__ __align__(64) uint4 stages[W][2][U * 32];
     // 1 + w: row hf 2B + 2b + k of lane j's unit b G + j (G = head_dim / (2 E) <= 32 / B)
     __shared__ float4 w1[4 * B][32 / B];
-    // MRoPE's shared rows for tokens of three positions (pkvk_mrope_merge), with 16 elements
-    // (head_dim 128, 4+ heads: a tile of 8 items spans at most 3 tokens) or 8 (a tile's
-    // items span at most 32 / group tokens of head_dim = 16 group: 512 floats); not with 32,
-    // whose 6 blocks a multiprocessor leave no room for them
-    constexpr bool MS = MROPE && E <= 16;
-    constexpr unsigned MCAP = E == 16 ? 384 : 512;
+    // MRoPE's shared rows for tokens of three positions (pkvk_mrope_merge), with 8 elements (a
+    // tile's items span at most 32 / group tokens of head_dim = 16 group: 512 floats); not
+    // with 32, whose 6 blocks a multiprocessor leave no room for them. With 16 (RG) such a
+    // token's pairs are loaded from its three rows into registers, a unit ahead
+    // (pkvk_mrope_cs8_rows), as in the wide kernel
+    constexpr bool MS = MROPE && E == 8, RG = MROPE && E == 16;
+    constexpr unsigned MCAP = 512;
     __shared__ __align__(16) float merged[MS ? W : 1][MS ? MCAP : 1];
     // G threads an item: the launch's (p.group), or the kernel's constant GC
     const unsigned G = GC ? GC : p.group, lg = GC ? pkvk_log2(GC) : __ffs(G) - 1,
@@ -241,11 +245,24 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
                                 __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)(wr.y >> 16))));
     }
     __syncthreads();
+    // RG: this lane's pairs of streams 1 and 2 in unit b at bits 16 b and 16 b + 8
+    unsigned bits = 0;
+    if (RG) {
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            unsigned s1, s2;
+            pkvk_mrope_bits8(p, 8 * (b * G + j), &s1, &s2);
+            bits |= (s1 | s2 << 8) << 16 * b;
+        }
+    }
     unsigned tile = blockIdx.x * (blockDim.x / 32u) + wid;
     pkvk_halves_item a0 = pkvk_halves_item_of(p, tile, tiles, ipw, sub, total),
                      a1 = pkvk_halves_item_of(p, tile + nw, tiles, ipw, sub, total);
     pkvk_halves_issue<OP8, B>(p, stages[wid][0], a0, lane, j, G);
-    pkvk_halves_meta m0 = pkvk_halves_meta_of<MROPE>(p, a0), m1 = pkvk_halves_meta_of<MROPE>(p, a1);
+    // (RG: stream 0's position in the meta, the others in n)
+    pkvk_halves_meta m0 = pkvk_halves_meta_of < MROPE && !RG > (p, a0),
+                     m1 = pkvk_halves_meta_of < MROPE && !RG > (p, a1);
+    uint2 n0 = pkvk_halves_q12<RG>(p, a0), n1 = pkvk_halves_q12<RG>(p, a1);
     for (unsigned stage = 0; tile < tiles; tile += nw, stage ^= 1u) {
         if (B > 1 || WORDS) __syncwarp(); // the other stage's slots: read by the last tree
         if constexpr (!CARRY) {
@@ -258,6 +275,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         const unsigned h = a0.h;
         const bool live = a0.live;
         bool mt = false; // this token's cos/sin in merged
+        bool rg = false; // RG: this token's pairs from its three rows
         // unit b's cos at cs0 + b cst, its sin sd further (B > 1): the table's row, or (a
         // position past the table, or no item) this lane's pairs computed into local memory
         // here, where few values are live, so that the units' loads below need no call and the
@@ -269,13 +287,17 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         if constexpr (B == 1 && !MROPE) {
             pkvk_warp_cs(p, live, m0.pos, 8 * j, c, s);
         } else {
-            if (live && m0.pos < p.cs_len) {
+            const unsigned far = RG ? max(m0.pos, max(n0.x, n0.y)) : m0.pos;
+            if (live && far < p.cs_len && (!RG || (n0.x == m0.pos && n0.y == m0.pos))) {
                 cs0 = pkvk_rope_row(p, m0.pos) + 8 * j, cst = 8 * G, sd = p.rotary_dim / 2;
+            } else if (RG && live && far < p.cs_len) {
+                rg = true;
             } else if (MS && live && m0.pos == ~0u &&
                        pkvk_mrope_merge<E>(p, a0.t, pkvk_div32_q(tile * ipw, p.div_heads),
                                            h == 0 || sub == 0, j, merged[wid], MCAP, &cs0)) {
                 mt = true, cst = 8 * G, sd = half;
-            } else if (!MROPE || B == 1 || MS || !live || !pkvk_mrope_rows<B>(p, a0.t, G, j, loc)) {
+            } else if (!MROPE || B == 1 || MS || RG || !live ||
+                       !pkvk_mrope_rows<B>(p, a0.t, G, j, loc)) {
 #pragma unroll 1
                 for (unsigned q = 0; q < 8 * B; q++) {
                     float cq = 0.0f, sq = 0.0f;
@@ -285,7 +307,11 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
                     loc[(q / 8) * 16 + q % 8] = cq, loc[(q / 8) * 16 + 8 + q % 8] = sq;
                 }
             }
-            if (!mt) pkvk_cs8(cs0, cs0 + sd, c, s);
+            if (RG && rg)
+                pkvk_mrope_cs8_rows(p, m0.pos, n0.x, n0.y, 8 * j, bits & 0xffu, (bits >> 8) & 0xffu,
+                                    c, s);
+            else if (RG || !mt)
+                pkvk_cs8(cs0, cs0 + sd, c, s);
         }
         if constexpr (MS) {
             // the merged rows' group, then the next tile's K: this tile's K arrives first
@@ -362,7 +388,14 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         for (int b = 0; b < B; b++) {
             float cn[8], sn[8]; // the next unit's
             const float *un = cs0 + (b + 1) * cst;
-            if (b + 1 < B) pkvk_cs8(un, un + sd, cn, sn);
+            if (b + 1 < B) {
+                if (rg)
+                    pkvk_mrope_cs8_rows(p, m0.pos, n0.x, n0.y, 8 * ((b + 1) * G + j),
+                                        (bits >> 16 * (b + 1)) & 0xffu,
+                                        (bits >> (16 * (b + 1) + 8)) & 0xffu, cn, sn);
+                else
+                    pkvk_cs8(un, un + sd, cn, sn);
+            }
             float own[2][8], y[2][8];
 #pragma unroll
             for (int hf = 0; hf < 2; hf++) {
@@ -399,10 +432,12 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         if (kind == PKVI_SLOT_OOB && h == 0 && j == 0 && p.oob)
             atomicAdd((unsigned long long *)p.oob, 1ull);
         m0 = m1;
+        if (RG) n0 = n1;
         if constexpr (CARRY) {
             a0 = a1;
             a1 = pkvk_halves_item_of(p, tile + 2 * nw, tiles, ipw, sub, total);
-            m1 = pkvk_halves_meta_of<MROPE>(p, a1);
+            m1 = pkvk_halves_meta_of < MROPE && !RG > (p, a1);
+            if (RG) n1 = pkvk_halves_q12<RG>(p, a1);
         } else {
             m1 = pkvk_halves_meta_of<MROPE>(
                 p, pkvk_halves_item_of(p, tile + 2 * nw, tiles, ipw, sub, total));

@@ -97,7 +97,7 @@ __device__ __forceinline__ bool pkvk_mrope_rows(const pkvk_fused_params &p, unsi
     return true;
 }
 
-// MRoPE with 8 or 16 elements, a live token of three different positions, all in the table:
+// MRoPE with 8 elements, a live token of three different positions, all in the table:
 // its pairs' cos and sin (each from its stream's row) copied into the warp's shared rows mg,
 // at row t - tf (tf the tile's first token; cap floats in all), by the lanes of its first
 // item in the tile (first), E pairs a lane, as a copy group the lanes wait for after the
