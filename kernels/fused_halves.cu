@@ -35,10 +35,10 @@
 // token by cp.async, read after the tree (pkvk_mrope_merge); with 16 each lane loads its
 // pairs' from the three rows into registers, a unit ahead (pkvk_mrope_cs8_rows: on the H200 at
 // 8 x 128 image patches 18-24% faster than with the shared rows, text tokens as fast to 6%
-// faster); with 32 (pkvk_mrope_rows) each lane fills its own pairs into local memory at the
-// top. Before this form MRoPE had a kernel of one item per lane group and no loop: on the
-// H200 at 8 x 128 x 65,536 106-109 us for text tokens, 114 for an image's; pipelined 86-90
-// and 117-122 (doc/PERFORMANCE.md).
+// faster). (With 32, each lane filling its pairs into local memory at the top, MRoPE was
+// 3-13% slower at 4 x 256 than with 16; the launcher gives it 8 or 16.) Before this form MRoPE
+// had a kernel of one item per lane group and no loop: on the H200 at 8 x 128 x 65,536 106-109
+// us for text tokens, 114 for an image's; pipelined 86-90 and 117-122 (doc/PERFORMANCE.md).
 #include "kernels.cuh"
 #include "fused_common.cuh"
 #include "mrope_cs.cuh"
@@ -208,8 +208,9 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     // A tile's item (token, head) is found once, two tiles ahead, and carried to the tiles that
     // use it (2 x 3 registers across the loop), where these kernels divided each item by the
     // head count three times: on the H200 at 65,536 tokens 16 x 64 fused_bf16 and fused_fp8_k
-    // 4-6% faster; but MRoPE with 32 elements and op 8 then spill, and are found anew
-    constexpr bool CARRY = !OP8 && !(MROPE && E == 32);
+    // 4-6% faster; but op 8 then spills, and finds them anew
+    constexpr bool CARRY = !OP8;
+    static_assert(!MROPE || E <= 16, "MRoPE: 8 or 16 elements a thread");
     // each stage U * 512 bytes from a 64-byte boundary: the word tree's slot addresses are one
     // address XOR the slot number (below)
     __shared__ __align__(64) uint4 stages[W][2][U * 32];
@@ -296,8 +297,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
                        pkvk_mrope_merge<E>(p, a0.t, pkvk_div32_q(tile * ipw, p.div_heads),
                                            h == 0 || sub == 0, j, merged[wid], MCAP, &cs0)) {
                 mt = true, cst = 8 * G, sd = half;
-            } else if (!MROPE || B == 1 || MS || RG || !live ||
-                       !pkvk_mrope_rows<B>(p, a0.t, G, j, loc)) {
+            } else {
 #pragma unroll 1
                 for (unsigned q = 0; q < 8 * B; q++) {
                     float cq = 0.0f, sq = 0.0f;
@@ -467,8 +467,6 @@ PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves, false, true, 8, PKVK_WARP_THRE
                          PKVK_MROPE_HALVES_BLOCKS_PER_SM, 0)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves16, false, true, 16, PKVK_WARP_THREADS,
                          PKVK_MROPE_HALVES_BLOCKS_PER_SM, 0)
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves32, false, true, 32, PKVK_HALVES32_THREADS,
-                         PKVK_HALVES32_BLOCKS_PER_SM, 0)
 // head_dim 64, 4 threads an item (ops 5 and 7; MRoPE takes its wide kernel, fused_wide.cu):
 // the group size a constant, folded into every lane index, tile count and loop of the body
 // (on the H200 at 16 x 64 x 65,536: 4.9% fewer instructions for fused_fp8_k)

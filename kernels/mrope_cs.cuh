@@ -71,32 +71,6 @@ __device__ __forceinline__ void pkvk_mrope_bits8(const pkvk_fused_params &p, uns
     }
 }
 
-// MRoPE with 32 elements, a live token whose three positions differ: this lane's pairs'
-// cos and sin into loc (unit b's cos at loc + 16 b, its sin 8 further), each unit from its
-// three streams' rows (pkvk_mrope_take12: 2.2x a text token's time where pair by pair took
-// 3.1x); false when a position is past the table. (With 8 elements this form spilled, its 48
-// loaded values at once, and slowed the kernel's text tokens by 3-5%.)
-template <int B>
-__device__ __forceinline__ bool pkvk_mrope_rows(const pkvk_fused_params &p, unsigned t, unsigned G,
-                                                unsigned j, float *loc)
-{
-    const unsigned q0 = ((const unsigned *)p.pos[0])[t], q1 = ((const unsigned *)p.pos[1])[t],
-                   q2 = ((const unsigned *)p.pos[2])[t];
-    if (q0 >= p.cs_len || q1 >= p.cs_len || q2 >= p.cs_len) return false;
-    const float *r0 = pkvk_rope_row(p, q0), *r1 = pkvk_rope_row(p, q1), *r2 = pkvk_rope_row(p, q2);
-#pragma unroll 1
-    for (int b = 0; b < B; b++) {
-        const unsigned pr0 = 8 * (b * G + j);
-        float c[8], s[8];
-        pkvk_row_cs8(p, r0, pr0, c, s);
-        pkvk_mrope_take12(p, r1, r2, pr0, c, s);
-        float4 *d = (float4 *)(loc + 16 * b);
-        d[0] = make_float4(c[0], c[1], c[2], c[3]), d[1] = make_float4(c[4], c[5], c[6], c[7]);
-        d[2] = make_float4(s[0], s[1], s[2], s[3]), d[3] = make_float4(s[4], s[5], s[6], s[7]);
-    }
-    return true;
-}
-
 // MRoPE with 8 elements, a live token of three different positions, all in the table:
 // its pairs' cos and sin (each from its stream's row) copied into the warp's shared rows mg,
 // at row t - tf (tf the tile's first token; cap floats in all), by the lanes of its first

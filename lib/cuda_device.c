@@ -21,7 +21,7 @@ static const char *const kernel_names[PKVI_K_COUNT] = {
     "pkvk_fused_fp8_kv_warp_small", "pkvk_fused_halves",
     "pkvk_fused_fp8_kv_halves",     "pkvk_fused_mrope_halves",
     "pkvk_fused_halves16",          "pkvk_fused_halves32",
-    "pkvk_fused_mrope_halves16",    "pkvk_fused_mrope_halves32",
+    "pkvk_fused_mrope_halves16",
     "pkvk_fused_mrope_warp_small",  "pkvk_fused_halves_g4",
     "pkvk_fused_wide64",            "pkvk_fused_mrope_wide64",
     "pkvk_convert_range",           "pkvk_probe",

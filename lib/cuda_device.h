@@ -27,9 +27,8 @@ enum {
     PKVI_K_FUSED_FP8_KV_HALVES,
     PKVI_K_FUSED_MROPE_HALVES,
     PKVI_K_FUSED_HALVES16,       /* ops 5 and 7, 16 elements of each half per thread */
-    PKVI_K_FUSED_HALVES32,       /* ops 5 and 7, 32 */
-    PKVI_K_FUSED_MROPE_HALVES16, /* MRoPE, 16 and 32 */
-    PKVI_K_FUSED_MROPE_HALVES32,
+    PKVI_K_FUSED_HALVES32,       /* op 5, 32 */
+    PKVI_K_FUSED_MROPE_HALVES16, /* MRoPE, 16 */
     PKVI_K_FUSED_MROPE_WARP_SMALL, /* MRoPE in calls of one wave (kernels/fused_warp.cu) */
     PKVI_K_FUSED_HALVES_G4,        /* PKVI_K_FUSED_HALVES for head_dim 64 (ops 5 and 7) */
     PKVI_K_FUSED_WIDE64, /* head_dim 64, tiles of 32 items (kernels/fused_wide.cu): fused_fp8_k */

@@ -195,6 +195,15 @@ static void halves_wave(const pkv_cuda *h, pkvi_plan *plan, unsigned threads, un
     plan->grid = (unsigned)(grid > wave ? wave : grid);
 }
 
+/* Whether a call of `items` items has `min` tiles or more a warp of the one wave of a looping
+ * kernel (halves, wide) of `warps` warps a multiprocessor and `g` threads an item (32 / g
+ * items a tile). With few tiles a warp the warps that start together compute together and
+ * then wait together, and the kernels of smaller tiles run faster (below) */
+static int deep(const pkv_cuda *h, uint64_t items, unsigned g, unsigned warps, unsigned min)
+{
+    return (items * g + 31u) / 32u >= (uint64_t)min * h->sm_count * warps;
+}
+
 /* The wide kernels (head_dim 64, kernels/fused_wide.cu): a warp per 32 items, one wave of
  * `per_sm` blocks a multiprocessor at most; 0 when the call has fewer than `min_tiles` tiles
  * of 32 items a warp of that wave (the g4 kernels then) */
@@ -204,7 +213,7 @@ static int wide_plan(const pkv_cuda *h, uint64_t items, unsigned per_sm, unsigne
     const unsigned wpb = PKVK_WIDE_THREADS / 32u;
     uint64_t wave = (uint64_t)h->sm_count * per_sm, tiles = (items + 31u) / 32u,
              grid = (tiles + wpb - 1u) / wpb;
-    if (tiles < (uint64_t)min_tiles * wave * wpb) return 0;
+    if (!deep(h, items, 1u, per_sm * wpb, min_tiles)) return 0;
     plan->block = PKVK_WIDE_THREADS;
     plan->grid = (unsigned)(grid > wave ? wave : grid);
     return 1;
@@ -234,15 +243,25 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
      * or more of 128 elements or more (on the H200 at 65,536 tokens, two runs, 8 x 128: 5-7%
      * faster for fused_bf16, 19-20% for fused_fp8_k, 11-12% for MRoPE; 4 x 256: as fast, 16%
      * faster; but 16 x 64: 12% slower for fused_bf16, 5-16% for fused_fp8_k, 1 x 128: 5-7%
-     * slower), else 8 */
+     * slower), else 8; at head_dim 128 fused_bf16 only from 8 tiles a warp of the 16-element
+     * kernel's wave, fused_fp8_k from 3 (H200, 8 x 128, three interleaved runs: with 8 elements
+     * fused_bf16 8%, 6% and 1% faster at 8,192, 16,384 and 32,768 tokens, 1.9 to 7.8 tiles a
+     * warp, 2% slower at 65,536, 15.5; fused_fp8_k 5% faster at 8,192, 1-17% slower from
+     * 16,384, 3.9 tiles; MRoPE 3-13% slower at every size) */
     int mrope = op == PKV_OP_FUSED_MROPE_BF16;
-    int e16 = !kv && d->cache.head_dim >= 128u && d->cache.num_kv_heads >= 4u;
-    /* and 32 at 256 elements (4 threads an item; on the H200 at 4 x 256 x 65,536, fused_fp8_k
-     * 5-6% faster, fused_bf16 as fast to 7% faster, at 16,384 tokens 4% slower; MRoPE 6% faster
-     * than with 8); with 2 or 1 threads an item (head_dim 128, 64) each copy and store reaches 32
-     * or 16 bytes of an item, twice or four times the memory requests of 16 elements, and it was
-     * 27-155% slower */
-    int e32 = e16 && d->cache.head_dim >= 256u;
+    int e16 = !kv && d->cache.head_dim >= 128u && d->cache.num_kv_heads >= 4u &&
+              (d->cache.head_dim >= 256u || mrope ||
+               deep(h, items, d->cache.head_dim / 32u, PKVK_HALVES_BLOCKS_PER_SM * 8u,
+                    op == PKV_OP_FUSED_BF16 ? 8u : 3u));
+    /* and 32 at 256 elements (4 threads an item) for fused_bf16 from 8 tiles a warp of its
+     * wave (H200, 4 x 256, the same runs: with 16 elements 2-7% faster from 8,192 to 32,768
+     * tokens, 5.2 tiles a warp, 5% slower at 65,536, 10.3; fused_fp8_k 2-9% and MRoPE 3-13%
+     * faster with 16 at every size); with 2 or 1 threads an item (head_dim 128, 64) each copy
+     * and store reaches 32 or 16 bytes of an item, twice or four times the memory requests of
+     * 16 elements, and it was 27-155% slower */
+    int e32 = e16 && d->cache.head_dim >= 256u && op == PKV_OP_FUSED_BF16 &&
+              deep(h, items, d->cache.head_dim / 64u,
+                   PKVK_HALVES32_BLOCKS_PER_SM * (PKVK_HALVES32_THREADS / 32u), 8u);
     unsigned gh = d->cache.head_dim / (e32 ? 64u : e16 ? 32u : 16u);
     if (!p->cs_table || d->cache.num_kv_heads > 16u || g == 0 || g > 32u || (g & (g - 1u)) ||
         d->rotary_dim % 16u)
@@ -282,8 +301,7 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
             wide_plan(h, items, mrope ? PKVK_MROPE_WIDE_BLOCKS_PER_SM : PKVK_WIDE_BLOCKS_PER_SM,
                       mrope ? 0u : 3u, plan);
         plan->kernel = kv         ? PKVI_K_FUSED_FP8_KV_HALVES
-                       : mrope    ? (e32    ? PKVI_K_FUSED_MROPE_HALVES32
-                                     : e16  ? PKVI_K_FUSED_MROPE_HALVES16
+                       : mrope    ? (e16    ? PKVI_K_FUSED_MROPE_HALVES16
                                      : wide ? PKVI_K_FUSED_MROPE_WIDE64
                                             : PKVI_K_FUSED_MROPE_HALVES)
                        : e32      ? PKVI_K_FUSED_HALVES32

@@ -87,6 +87,28 @@ static void with_table(pkv_cuda *h)
     is_int(grid, (long long)h->sm_count * PKVK_MROPE_HALVES_BLOCKS_PER_SM,
            "  one wave of its blocks (%d per multiprocessor)", PKVK_MROPE_HALVES_BLOCKS_PER_SM);
     is_int(last_block, 256, "  blocks of 256 threads");
+    /* at head_dim 128 16 elements for fused_bf16 from 8 tiles (of 8 items) a warp of the
+     * kernel's one wave, for fused_fp8_k from 3, for MRoPE always; else 8: at 8 heads, T
+     * tokens are T tiles */
+    {
+        const long long w = (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM * 8;
+        d = desc(8, 128, (uint32_t)(8 * w));
+        is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES16,
+               "8 x 128, %u tokens (8 a warp): "
+               "16 elements",
+               d.num_tokens);
+        d.num_tokens--;
+        is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "  a tile fewer: 8 elements");
+        d.num_tokens = (uint32_t)(3 * w);
+        is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_HALVES16,
+               "  fused_fp8_k, %u tokens (3 a warp): 16 elements", d.num_tokens);
+        d.num_tokens--;
+        is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_HALVES,
+               "  a tile fewer: 8 elements");
+        d.num_tokens = 4096;
+        is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES16,
+               "  MRoPE, 4096 tokens: 16 elements");
+    }
     d = desc(2, 128, 65536);
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "2 x 128: 8 elements of each half");
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES,
@@ -118,18 +140,37 @@ static void with_table(pkv_cuda *h)
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_VEC_TAB,
            "  2^29 - 32 items: block kernel");
     if (pkv_cuda_rope_table(h, 1e4f, 256, 1000) != PKV_OK) bail("%s", pkv_last_error());
-    d = desc(4, 256, 65536);
+    d = desc(4, 256, 1u << 18);
     is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES32,
-           "4 x 256, 65536 tokens: 32 elements of each half");
+           "4 x 256, 2^18 tokens: 32 elements of each half");
     is_int(grid, (long long)h->sm_count * PKVK_HALVES32_BLOCKS_PER_SM,
            "  one wave of its blocks (%d per multiprocessor)", PKVK_HALVES32_BLOCKS_PER_SM);
     is_int(last_block, PKVK_HALVES32_THREADS, "  of %d threads", PKVK_HALVES32_THREADS);
-    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_HALVES32, "  and for fused_fp8_k");
+    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid), PKVI_K_FUSED_HALVES16,
+           "  fused_fp8_k: 16 elements");
+    is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM, "  one wave of blocks");
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES, "  fused_fp8_kv: 8 elements");
-    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_HALVES32,
-           "  MRoPE: its halves form, 32 elements");
-    is_int(grid, (long long)h->sm_count * PKVK_HALVES32_BLOCKS_PER_SM, "  one wave of its blocks");
-    is_int(last_block, PKVK_HALVES32_THREADS, "  of %d threads", PKVK_HALVES32_THREADS);
+    is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_HALVES16,
+           "  MRoPE: 16 elements");
+    is_int(grid, (long long)h->sm_count * PKVK_MROPE_HALVES_BLOCKS_PER_SM,
+           "  one wave of its blocks");
+    is_int(last_block, 256, "  of 256 threads");
+    /* fused_bf16: 32 elements from 8 tiles (of 8 items) a warp of that kernel's wave; at 4
+     * heads 2 T tokens are T tiles, 2 T - 2 are T - 1 */
+    {
+        const long long t8 =
+            8ll * h->sm_count * PKVK_HALVES32_BLOCKS_PER_SM * (PKVK_HALVES32_THREADS / 32);
+        d.num_tokens = (uint32_t)(2 * t8);
+        is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES32,
+               "  fused_bf16, %u tokens (8 "
+               "tiles a warp): 32 elements",
+               d.num_tokens);
+        d.num_tokens = (uint32_t)(2 * t8 - 2);
+        is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES16, "  a tile fewer: 16 elements");
+        d.num_tokens = 2048;
+        is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_HALVES16,
+               "  fused_fp8_k, 2048 tokens: 16 elements");
+    }
     d = desc(2, 256, 65536);
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "2 x 256: 8 elements of each half");
     /* 16 heads of 4 threads (32 elements of each half), 8 items a warp, as for 16 x 128 */

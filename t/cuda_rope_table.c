@@ -153,29 +153,43 @@ static unsigned long long run_diff(pkv_cuda *h, int op, const pkvi_case *c)
     return o.gpu_bytes ? o.gpu_mismatches : ~0ull;
 }
 
-/* The kernel of fused_fp8_k at head_dim 64 for a call of `items` items (lib/cuda_ops.c): the
- * wide kernel from 3 tiles of 32 items a warp of its wave, else the g4 kernel */
-static int fp8_k_64(const pkv_cuda *h, uint64_t items)
+/* The kernel lib/cuda_ops.c gives op 5 or 7 for a call of `items` items whose row lists
+ * `listed`, its kernel for large calls: the kernels of larger tiles take calls of enough tiles a
+ * warp of their one wave (fused_fp8_k's wide kernel 3; at head_dim 128 the 16-element kernel
+ * 8 for fused_bf16, 3 for fused_fp8_k; the 32-element kernel 8), else the next smaller */
+static int by_size(const pkv_cuda *h, int op, uint64_t items, uint32_t hd, int listed)
 {
-    const uint64_t warps =
-        (uint64_t)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM * (PKVK_WIDE_THREADS / 32);
-    return (items + 31) / 32 >= 3 * warps ? PKVI_K_FUSED_WIDE64 : PKVI_K_FUSED_HALVES_G4;
+    const uint64_t sm = (uint64_t)h->sm_count, bf16 = op == PKV_OP_FUSED_BF16;
+    if (listed == PKVI_K_FUSED_WIDE64)
+        return (items + 31) / 32 >= 3 * sm * PKVK_WIDE_BLOCKS_PER_SM * (PKVK_WIDE_THREADS / 32)
+                   ? listed
+                   : PKVI_K_FUSED_HALVES_G4;
+    if (listed == PKVI_K_FUSED_HALVES16 && hd == 128)
+        return (items * 4 + 31) / 32 >= (bf16 ? 8 : 3) * sm * PKVK_HALVES_BLOCKS_PER_SM * 8
+                   ? listed
+                   : PKVI_K_FUSED_HALVES;
+    if (listed == PKVI_K_FUSED_HALVES32)
+        return (items * 4 + 31) / 32 >=
+                       8 * sm * PKVK_HALVES32_BLOCKS_PER_SM * (PKVK_HALVES32_THREADS / 32)
+                   ? listed
+                   : PKVI_K_FUSED_HALVES16;
+    return listed;
 }
 
 /* 4 heads aligned: the warp kernels, in one wave (the _small forms) and in many (4096 tokens
  * are 256 blocks of the halves form, 1024 tokens 256 blocks of 8-element threads: more than
  * the multiprocessors of the GPUs this was written for; the test says so if not), in the
  * halves form when the whole head is rotated (also on a grid for one multiprocessor, whose
- * warps loop over many tiles; fused_fp8_k at head_dim 64 in the wide kernel, tiles of 32
- * items, where the call has 3 tiles a warp: on one multiprocessor's grid, and on the full
- * grid of a GPU of few), else with 8 elements per thread; 32 heads
+ * warps loop over many tiles; the kernels of larger tiles take calls of enough tiles a warp
+ * (by_size): on one multiprocessor's grid, and on the full grid of a GPU of few), else with 8
+ * elements per thread; 32 heads
  * aligned: the 16-byte block kernels; shifted by an element: the element kernels
  * (lib/cuda_ops.c chooses) */
 static void really_read(pkv_cuda *h)
 {
     static const struct {
         uint32_t heads, hd, tokens, rotary;
-        /* the kernels of ops 5, 7 and 8, or -1: not asserted (PKVI_K_FUSED_WIDE64: fp8_k_64's) */
+        /* the kernels of ops 5, 7 and 8 in large calls (by_size), or -1: not asserted */
         int shift, want5, want7, want8;
         const char *kind;
     } vs[] = {
@@ -183,8 +197,9 @@ static void really_read(pkv_cuda *h)
          PKVI_K_FUSED_FP8_KV_WARP_SMALL, "4 heads, 64 tokens, warp kernels (one wave)"},
         {4, 128, 4096, 128, 0, PKVI_K_FUSED_HALVES16, PKVI_K_FUSED_HALVES16,
          PKVI_K_FUSED_FP8_KV_HALVES, "4 heads, 4096 tokens, halves form (ops 5, 7: 16 elements)"},
-        {4, 256, 2048, 256, 0, PKVI_K_FUSED_HALVES32, PKVI_K_FUSED_HALVES32,
-         PKVI_K_FUSED_FP8_KV_HALVES, "4 x 256, 2048 tokens, halves form (ops 5, 7: 32 elements)"},
+        {4, 256, 2048, 256, 0, PKVI_K_FUSED_HALVES32, PKVI_K_FUSED_HALVES16,
+         PKVI_K_FUSED_FP8_KV_HALVES,
+         "4 x 256, 2048 tokens, halves form (op 5: 32 elements, 7: 16)"},
         {2, 128, 8192, 128, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_FP8_KV_HALVES,
          "2 x 128, 8192 tokens, halves form (8 elements)"},
         {4, 128, 1024, 64, 0, PKVI_K_FUSED_WARP, PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP,
@@ -211,11 +226,10 @@ static void really_read(pkv_cuda *h)
         for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
             const int op = ops[oi];
             const uint64_t items = (uint64_t)vs[variant].heads * vs[variant].tokens;
-            const int want7 =
-                vs[variant].want7 == PKVI_K_FUSED_WIDE64 ? fp8_k_64(h, items) : vs[variant].want7;
-            const int want = op == PKV_OP_FUSED_FP8_KV  ? vs[variant].want8
-                             : op == PKV_OP_FUSED_FP8_K ? want7
-                                                        : vs[variant].want5;
+            const int listed = op == PKV_OP_FUSED_FP8_KV  ? vs[variant].want8
+                               : op == PKV_OP_FUSED_FP8_K ? vs[variant].want7
+                                                          : vs[variant].want5;
+            const int want = by_size(h, op, items, vs[variant].hd, listed);
             pkvi_case c;
             unsigned long long bad;
             plain_case(&c, vs[variant].shift, vs[variant].heads, vs[variant].hd,
@@ -246,9 +260,7 @@ static void really_read(pkv_cuda *h)
                 pkvk_fused_params prm;
                 pkvi_plan plan;
                 h->sm_count = 1;
-                one = op == PKV_OP_FUSED_FP8_K && vs[variant].want7 == PKVI_K_FUSED_WIDE64
-                          ? fp8_k_64(h, items)
-                          : want;
+                one = by_size(h, op, items, vs[variant].hd, listed);
                 per_sm = one == PKVI_K_FUSED_HALVES32 ? PKVK_HALVES32_BLOCKS_PER_SM
                          : one == PKVI_K_FUSED_WIDE64 ? PKVK_WIDE_BLOCKS_PER_SM
                                                       : PKVK_HALVES_BLOCKS_PER_SM;
@@ -256,7 +268,7 @@ static void really_read(pkv_cuda *h)
                                         &plan) == PKV_OK &&
                        plan.kernel == one && plan.grid == (unsigned)per_sm,
                    "  on one multiprocessor: kernel %d (%s), %d blocks", one,
-                   one == PKVI_K_FUSED_WIDE64 ? "the wide kernel" : "the same", per_sm);
+                   one == want ? "the same" : "of larger tiles", per_sm);
                 is_int((long long)run_diff(h, op, &c), 0, "  one multiprocessor's grid: the same");
                 h->sm_count = sms;
             }
@@ -306,16 +318,14 @@ static void mrope_halves(pkv_cuda *h)
     } gs[] = {{4, 128, PKVI_K_FUSED_MROPE_HALVES16}, {5, 128, PKVI_K_FUSED_MROPE_HALVES16},
               {2, 128, PKVI_K_FUSED_MROPE_HALVES},   {1, 128, PKVI_K_FUSED_MROPE_HALVES},
               {3, 64, PKVI_K_FUSED_MROPE_WIDE64},    {16, 64, PKVI_K_FUSED_MROPE_WIDE64},
-              {4, 256, PKVI_K_FUSED_MROPE_HALVES32}};
+              {4, 256, PKVI_K_FUSED_MROPE_HALVES16}};
     pkvi_rng r = {0x2545f4914f6cdd1dull};
     for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++)
         for (int v = 0; v < 2; v++) {
             const uint64_t a = 1u << 20, pos[3] = {a, a, a};
             const uint32_t hd = gs[gi].hd, sec[3] = {v ? 24 * hd / 128 : 0, v ? 20 * hd / 128 : 0,
                                                      v ? 20 * hd / 128 : 0};
-            const int sms = h->sm_count, per_sm = gs[gi].want == PKVI_K_FUSED_MROPE_HALVES32
-                                                      ? PKVK_HALVES32_BLOCKS_PER_SM
-                                                  : gs[gi].want == PKVI_K_FUSED_MROPE_WIDE64
+            const int sms = h->sm_count, per_sm = gs[gi].want == PKVI_K_FUSED_MROPE_WIDE64
                                                       ? PKVK_MROPE_WIDE_BLOCKS_PER_SM
                                                       : PKVK_MROPE_HALVES_BLOCKS_PER_SM;
             uint32_t *ph, *pw;
