@@ -18,7 +18,8 @@
 #define PKVK_HALVES_BLOCKS_PER_SM 4
 /* MRoPE's 8- and 16-element halves kernels: 3 (up to 85 registers: with 64 they rematerialise
  * and spill around the shared rows of tokens of three positions, or with 16 elements the three
- * rows' loads; on the H200 at 8 x 128 x 65,536 4-5% faster than with 4, with the loads 19-22%) */
+ * rows' loads; on the H200 at 8 x 128 x 65,536 4-5% faster than with 4; with the loads, at 4
+ * text tokens took 24% and image patches 16% longer) */
 #define PKVK_MROPE_HALVES_BLOCKS_PER_SM 3
 /* The 32-element halves kernel: its stages take twice the shared memory per warp, so blocks
  * of 4 warps (static shared memory stays under 48 KB), 6 per multiprocessor (80 registers) */
