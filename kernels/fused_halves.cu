@@ -28,17 +28,18 @@
 // register count nor put calls between the units.
 //
 // MRoPE (op 6) is the same kernel: a token whose three positions are equal (a text token) is
-// one row, as for one stream; any other, like a position past the table, takes the rare path at
-// the top of the iteration, which reloads the three positions and fills the lane's pairs, each
-// from its stream's row or computed. With 8 elements the lanes of a token's first item in the
-// tile copy its pairs' cos and sin, each from its stream's row, into a shared row for the
-// token by cp.async, read after the tree (pkvk_mrope_merge); with 16 each lane loads its
-// pairs' from the three rows into registers, a unit ahead (pkvk_mrope_cs8_rows: on the H200 at
-// 8 x 128 image patches 18-24% faster than with the shared rows, text tokens as fast to 6%
-// faster). (With 32, each lane filling its pairs into local memory at the top, MRoPE was
-// 3-13% slower at 4 x 256 than with 16; the launcher gives it 8 or 16.) Before this form MRoPE
-// had a kernel of one item per lane group and no loop: on the H200 at 8 x 128 x 65,536 106-109
-// us for text tokens, 114 for an image's; pipelined 86-90 and 117-122 (doc/PERFORMANCE.md).
+// one row, as for one stream. A token of three different positions in the table (an image
+// patch): with 8 elements the lanes of its first item in the tile copy its pairs' cos and sin,
+// each from its stream's row, into a shared row for the token by cp.async, read after the tree
+// (pkvk_mrope_merge); with 16 each lane loads its pairs' from the three rows into registers, a
+// unit ahead (pkvk_mrope_cs8_rows: on the H200 at 8 x 128 image patches 18-24% faster than
+// with the shared rows, text tokens as fast to 6% faster). A position past the table takes the
+// rare path at the top of the iteration, which reloads the three positions and fills the
+// lane's pairs, each from its stream's row or computed. (With 32, each lane filling its pairs into
+// local memory at the top, MRoPE was 3-13% slower at 4 x 256 than with 16; the launcher gives it 8
+// or 16.) Before this form MRoPE had a kernel of one item per lane group and no loop: on the H200
+// at 8 x 128 x 65,536 106-109 us for text tokens, 114 for an image's; pipelined 86-90 and 117-122
+// (doc/PERFORMANCE.md).
 #include "kernels.cuh"
 #include "fused_common.cuh"
 #include "mrope_cs.cuh"
@@ -261,8 +262,8 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
                      a1 = pkvk_halves_item_of(p, tile + nw, tiles, ipw, sub, total);
     pkvk_halves_issue<OP8, B>(p, stages[wid][0], a0, lane, j, G);
     // (RG: stream 0's position in the meta, the others in n)
-    pkvk_halves_meta m0 = pkvk_halves_meta_of < MROPE && !RG > (p, a0),
-                     m1 = pkvk_halves_meta_of < MROPE && !RG > (p, a1);
+    pkvk_halves_meta m0 = pkvk_halves_meta_of<(MROPE && !RG)>(p, a0),
+                     m1 = pkvk_halves_meta_of<(MROPE && !RG)>(p, a1);
     uint2 n0 = pkvk_halves_q12<RG>(p, a0), n1 = pkvk_halves_q12<RG>(p, a1);
     for (unsigned stage = 0; tile < tiles; tile += nw, stage ^= 1u) {
         if (B > 1 || WORDS) __syncwarp(); // the other stage's slots: read by the last tree
@@ -436,7 +437,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         if constexpr (CARRY) {
             a0 = a1;
             a1 = pkvk_halves_item_of(p, tile + 2 * nw, tiles, ipw, sub, total);
-            m1 = pkvk_halves_meta_of < MROPE && !RG > (p, a1);
+            m1 = pkvk_halves_meta_of<(MROPE && !RG)>(p, a1);
             if (RG) n1 = pkvk_halves_q12<RG>(p, a1);
         } else {
             m1 = pkvk_halves_meta_of<MROPE>(
