@@ -93,9 +93,7 @@ static void with_table(pkv_cuda *h)
     {
         const long long w = (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM * 8;
         d = desc(8, 128, (uint32_t)(8 * w));
-        is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES16,
-               "8 x 128, %u tokens (8 a warp): "
-               "16 elements",
+        is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES16, "8 x 128, %u tokens: 16 elements",
                d.num_tokens);
         d.num_tokens--;
         is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "  a tile fewer: 8 elements");
@@ -162,9 +160,7 @@ static void with_table(pkv_cuda *h)
             8ll * h->sm_count * PKVK_HALVES32_BLOCKS_PER_SM * (PKVK_HALVES32_THREADS / 32);
         d.num_tokens = (uint32_t)(2 * t8);
         is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES32,
-               "  fused_bf16, %u tokens (8 "
-               "tiles a warp): 32 elements",
-               d.num_tokens);
+               "  fused_bf16, %u tokens: 32 elements", d.num_tokens);
         d.num_tokens = (uint32_t)(2 * t8 - 2);
         is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES16, "  a tile fewer: 16 elements");
         d.num_tokens = 2048;
