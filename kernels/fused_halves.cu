@@ -447,9 +447,10 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     pkvk_cp_async_wait_n<0>(); // no copy in flight at exit
 }
 
-// 8 and 16 elements: PKVK_HALVES_BLOCKS_PER_SM blocks of 256 threads per multiprocessor, 64
-// registers (MRoPE: PKVK_MROPE_HALVES_BLOCKS_PER_SM); 32 elements: their stages take twice the
-// shared memory per warp, so blocks of 128 threads, PKVK_HALVES32_BLOCKS_PER_SM of them
+// 8 elements: PKVK_HALVES_BLOCKS_PER_SM blocks of 256 threads per multiprocessor, 64 registers
+// (MRoPE: PKVK_MROPE_HALVES_BLOCKS_PER_SM); 16: as many warps in blocks of 128
+// (PKVK_HALVES16_THREADS); 32 elements: their stages take twice the shared memory per warp, so
+// blocks of 128 threads, PKVK_HALVES32_BLOCKS_PER_SM of them
 #define PKVK_FUSED_HALVES_KERNEL(name, op8, mrope, e, t, blocks, gc)                               \
     extern "C" __global__ void __launch_bounds__(t, blocks) name(const pkvk_fused_params p)        \
     {                                                                                              \
@@ -458,16 +459,16 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
 
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves, false, false, 8, PKVK_WARP_THREADS,
                          PKVK_HALVES_BLOCKS_PER_SM, 0)
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16, false, false, 16, PKVK_WARP_THREADS,
-                         PKVK_HALVES_BLOCKS_PER_SM, 0)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16, false, false, 16, PKVK_HALVES16_THREADS,
+                         PKVK_HALVES16_BLOCKS_PER_SM, 0)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves32, false, false, 32, PKVK_HALVES32_THREADS,
                          PKVK_HALVES32_BLOCKS_PER_SM, 0)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves, true, false, 8, PKVK_WARP_THREADS,
                          PKVK_HALVES_BLOCKS_PER_SM, 0)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves, false, true, 8, PKVK_WARP_THREADS,
                          PKVK_MROPE_HALVES_BLOCKS_PER_SM, 0)
-PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves16, false, true, 16, PKVK_WARP_THREADS,
-                         PKVK_MROPE_HALVES_BLOCKS_PER_SM, 0)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves16, false, true, 16, PKVK_HALVES16_THREADS,
+                         PKVK_MROPE_HALVES16_BLOCKS_PER_SM, 0)
 // head_dim 64, 4 threads an item (ops 5 and 7; MRoPE takes its wide kernel, fused_wide.cu):
 // the group size a constant, folded into every lane index, tile count and loop of the body
 // (on the H200 at 16 x 64 x 65,536: 4.9% fewer instructions for fused_fp8_k)

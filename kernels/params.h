@@ -21,6 +21,12 @@
  * rows' loads; on the H200 at 8 x 128 x 65,536 4-5% faster than with 4; with the loads, at 4
  * text tokens took 24% and image patches 16% longer) */
 #define PKVK_MROPE_HALVES_BLOCKS_PER_SM 3
+/* The 16-element halves kernels (and MRoPE's): as many warps a multiprocessor, in blocks of 4
+ * (on the H200, interleaved runs at 8 x 128 and 4 x 256, 8,192-65,536 tokens: 2-4% faster
+ * than blocks of 8 at most sizes, MRoPE's image patches 3-5%; doc/PERFORMANCE.md) */
+#define PKVK_HALVES16_THREADS 128
+#define PKVK_HALVES16_BLOCKS_PER_SM 8
+#define PKVK_MROPE_HALVES16_BLOCKS_PER_SM 6
 /* The 32-element halves kernel: its stages take twice the shared memory per warp, so blocks
  * of 4 warps (static shared memory stays under 48 KB), 6 per multiprocessor (80 registers) */
 #define PKVK_HALVES32_THREADS 128

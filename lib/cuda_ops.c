@@ -251,7 +251,8 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
     int mrope = op == PKV_OP_FUSED_MROPE_BF16;
     int e16 = !kv && d->cache.head_dim >= 128u && d->cache.num_kv_heads >= 4u &&
               (d->cache.head_dim >= 256u || mrope ||
-               deep(h, items, d->cache.head_dim / 32u, PKVK_HALVES_BLOCKS_PER_SM * 8u,
+               deep(h, items, d->cache.head_dim / 32u,
+                    PKVK_HALVES16_BLOCKS_PER_SM * (PKVK_HALVES16_THREADS / 32u),
                     op == PKV_OP_FUSED_BF16 ? 8u : 3u));
     /* and 32 at 256 elements (4 threads an item) for fused_bf16 from 8 tiles a warp of its
      * wave (H200, 4 x 256, the same runs: with 16 elements 2-7% faster from 8,192 to 32,768
@@ -311,6 +312,9 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
                                   : PKVI_K_FUSED_HALVES;
         if (e32)
             halves_wave(h, plan, PKVK_HALVES32_THREADS, PKVK_HALVES32_BLOCKS_PER_SM);
+        else if (e16)
+            halves_wave(h, plan, PKVK_HALVES16_THREADS,
+                        mrope ? PKVK_MROPE_HALVES16_BLOCKS_PER_SM : PKVK_HALVES16_BLOCKS_PER_SM);
         else if (!wide) /* (else wide_plan's grid) */
             halves_wave(h, plan, 256u,
                         mrope ? PKVK_MROPE_HALVES_BLOCKS_PER_SM : PKVK_HALVES_BLOCKS_PER_SM);

@@ -77,21 +77,23 @@ static void with_table(pkv_cuda *h)
     d = desc(16, 128, 65536);
     is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES16,
            "16 x 128, 65536 tokens: many waves, 16 elements of each half");
-    is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM,
+    is_int(grid, (long long)h->sm_count * PKVK_HALVES16_BLOCKS_PER_SM,
            "  one wave of blocks, which loop over the tiles");
+    is_int(last_block, PKVK_HALVES16_THREADS, "  of %d threads", PKVK_HALVES16_THREADS);
     is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_HALVES16, "  and for fused_fp8_k");
     is_int(kernel(h, kv, &d, &grid), PKVI_K_FUSED_FP8_KV_HALVES, "  fused_fp8_kv: 8 elements");
     is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM, "  one wave of blocks");
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_HALVES16,
            "  MRoPE: its halves form, 16 elements");
-    is_int(grid, (long long)h->sm_count * PKVK_MROPE_HALVES_BLOCKS_PER_SM,
-           "  one wave of its blocks (%d per multiprocessor)", PKVK_MROPE_HALVES_BLOCKS_PER_SM);
-    is_int(last_block, 256, "  blocks of 256 threads");
+    is_int(grid, (long long)h->sm_count * PKVK_MROPE_HALVES16_BLOCKS_PER_SM,
+           "  one wave of its blocks (%d per multiprocessor)", PKVK_MROPE_HALVES16_BLOCKS_PER_SM);
+    is_int(last_block, PKVK_HALVES16_THREADS, "  blocks of %d threads", PKVK_HALVES16_THREADS);
     /* at head_dim 128 16 elements for fused_bf16 from 8 tiles (of 8 items) a warp of the
      * kernel's one wave, for fused_fp8_k from 3, for MRoPE always; else 8: at 8 heads, T
      * tokens are T tiles */
     {
-        const long long w = (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM * 8;
+        const long long w =
+            (long long)h->sm_count * PKVK_HALVES16_BLOCKS_PER_SM * (PKVK_HALVES16_THREADS / 32);
         d = desc(8, 128, (uint32_t)(8 * w));
         is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES16, "8 x 128, %u tokens: 16 elements",
                d.num_tokens);
@@ -146,13 +148,13 @@ static void with_table(pkv_cuda *h)
     is_int(last_block, PKVK_HALVES32_THREADS, "  of %d threads", PKVK_HALVES32_THREADS);
     is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid), PKVI_K_FUSED_HALVES16,
            "  fused_fp8_k: 16 elements");
-    is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM, "  one wave of blocks");
+    is_int(grid, (long long)h->sm_count * PKVK_HALVES16_BLOCKS_PER_SM, "  one wave of blocks");
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES, "  fused_fp8_kv: 8 elements");
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_HALVES16,
            "  MRoPE: 16 elements");
-    is_int(grid, (long long)h->sm_count * PKVK_MROPE_HALVES_BLOCKS_PER_SM,
+    is_int(grid, (long long)h->sm_count * PKVK_MROPE_HALVES16_BLOCKS_PER_SM,
            "  one wave of its blocks");
-    is_int(last_block, 256, "  of 256 threads");
+    is_int(last_block, PKVK_HALVES16_THREADS, "  of %d threads", PKVK_HALVES16_THREADS);
     /* fused_bf16: 32 elements from 8 tiles (of 8 items) a warp of that kernel's wave; at 4
      * heads 2 T tokens are T tiles, 2 T - 2 are T - 1 */
     {

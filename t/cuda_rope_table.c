@@ -165,7 +165,8 @@ static int by_size(const pkv_cuda *h, int op, uint64_t items, uint32_t hd, int l
                    ? listed
                    : PKVI_K_FUSED_HALVES_G4;
     if (listed == PKVI_K_FUSED_HALVES16 && hd == 128)
-        return (items * 4 + 31) / 32 >= (bf16 ? 8 : 3) * sm * PKVK_HALVES_BLOCKS_PER_SM * 8
+        return (items * 4 + 31) / 32 >= (bf16 ? 8 : 3) * sm * PKVK_HALVES16_BLOCKS_PER_SM *
+                                            (PKVK_HALVES16_THREADS / 32)
                    ? listed
                    : PKVI_K_FUSED_HALVES;
     if (listed == PKVI_K_FUSED_HALVES32)
@@ -261,9 +262,10 @@ static void really_read(pkv_cuda *h)
                 pkvi_plan plan;
                 h->sm_count = 1;
                 one = by_size(h, op, items, vs[variant].hd, listed);
-                per_sm = one == PKVI_K_FUSED_HALVES32 ? PKVK_HALVES32_BLOCKS_PER_SM
-                         : one == PKVI_K_FUSED_WIDE64 ? PKVK_WIDE_BLOCKS_PER_SM
-                                                      : PKVK_HALVES_BLOCKS_PER_SM;
+                per_sm = one == PKVI_K_FUSED_HALVES32   ? PKVK_HALVES32_BLOCKS_PER_SM
+                         : one == PKVI_K_FUSED_HALVES16 ? PKVK_HALVES16_BLOCKS_PER_SM
+                         : one == PKVI_K_FUSED_WIDE64   ? PKVK_WIDE_BLOCKS_PER_SM
+                                                        : PKVK_HALVES_BLOCKS_PER_SM;
                 ok(pkvi_cuda_fused_plan(h, (pkv_op)op, &c.f, a, a, a, pos, a, a, a, 0, &prm,
                                         &plan) == PKV_OK &&
                        plan.kernel == one && plan.grid == (unsigned)per_sm,
@@ -327,6 +329,8 @@ static void mrope_halves(pkv_cuda *h)
                                                      v ? 20 * hd / 128 : 0};
             const int sms = h->sm_count, per_sm = gs[gi].want == PKVI_K_FUSED_MROPE_WIDE64
                                                       ? PKVK_MROPE_WIDE_BLOCKS_PER_SM
+                                                  : gs[gi].want == PKVI_K_FUSED_MROPE_HALVES16
+                                                      ? PKVK_MROPE_HALVES16_BLOCKS_PER_SM
                                                       : PKVK_MROPE_HALVES_BLOCKS_PER_SM;
             uint32_t *ph, *pw;
             pkvi_case c;
