@@ -7,7 +7,12 @@
  * and the graph replays are timed, which is how engines run decode steps.
  *
  *   pkv bench [--quick] [--graph] [--rope-table] [--op NAME] [--tokens N] [--heads N]
- *             [--csv FILE]
+ *             [--runs N] [--csv FILE]
+ *
+ * With --runs N each row's timings (op, baseline, empty, floor, copy) are taken in N rounds,
+ * one after another, and each figure is the median (p10, p90) of all N x 40 launches: on the
+ * H200 the copy's rate at one byte count has moved by up to a quarter from one run to the next
+ * (doc/PERFORMANCE.md), and rounds sample the op and its copy over the same stretch of time.
  *
  * With --rope-table the handle gets a cos/sin table (pkv_cuda_rope_table) covering every
  * position the cases use, before each fused case: the fused ops and the chain's RoPE kernel
@@ -30,6 +35,11 @@ typedef struct stats {
     float median, p10, p90; /* microseconds per launch (per op for the chain) */
 } stats;
 
+/* ITERS samples a round, for every round of a row */
+typedef struct samples {
+    float us[PKVI_BENCH_MAX_RUNS * ITERS];
+} samples;
+
 static uint64_t empty_out;
 
 static int cmp_float(const void *a, const void *b)
@@ -49,17 +59,16 @@ static stats summarise(float *us, int n)
 }
 
 /* Event-to-event times of ITERS launches (after warm-up), or with graph of ITERS replays of
- * a graph holding one launch per input set, divided by the launches. copy_bytes: time a
- * device-to-device copy instead. */
-static stats timed(int what, const bench_case *b, int graph, void *st, uint64_t dst, uint64_t src,
-                   size_t copy_bytes)
+ * a graph holding one launch per input set, divided by the launches, into us[0 .. ITERS).
+ * copy_bytes: time a device-to-device copy instead. */
+static void timed(int what, const bench_case *b, int graph, void *st, uint64_t dst, uint64_t src,
+                  size_t copy_bytes, float *us)
 {
     const pkvi_cuda_api *cu = pkvi_bench_gpu->cu;
     pkvi_CUevent e0, e1;
     pkvi_CUgraph g = NULL;
     pkvi_CUgraphExec ge = NULL;
     size_t n = b->nsets;
-    float us[ITERS];
     /* copies rotate through the scratch buffers like the ops through their sets, so that both
      * stream from HBM rather than L2 */
     size_t span = (copy_bytes + 255) / 256 * 256, copies = pkvi_bench_sets(copy_bytes);
@@ -104,7 +113,35 @@ static stats timed(int what, const bench_case *b, int graph, void *st, uint64_t 
     if (ge) cu->cuGraphExecDestroy(ge);
     if (g) cu->cuGraphDestroy(g);
     pkvi_cuda_leave(pkvi_bench_gpu);
-    return summarise(us, ITERS);
+}
+
+/* The timings of one row, in `runs` rounds of ITERS launches each: the op, its baseline, the
+ * op without RoPE (fused ops: what sin/cos and rotation cost), the empty and floor kernels,
+ * and a device-to-device copy of copy_bytes */
+enum { T_OP, T_BASE, T_NOROPE, T_EMPTY, T_FLOOR, T_COPY, T_COUNT };
+
+static void time_row(bench_case *b, int graph, void *st, unsigned runs, uint64_t dst, uint64_t src,
+                     size_t copy_bytes, stats out[T_COUNT])
+{
+    static samples sm[T_COUNT];
+    const int fused = pkvi_bench_is_fused(b->op);
+    for (unsigned r = 0; r < runs; r++) {
+        const size_t at = (size_t)r * ITERS;
+        timed(RUN_OP, b, graph, st, 0, 0, 0, sm[T_OP].us + at);
+        timed(RUN_BASELINE, b, graph, st, 0, 0, 0, sm[T_BASE].us + at);
+        if (fused) {
+            b->f.rotary_dim = 0;
+            timed(RUN_OP, b, graph, st, 0, 0, 0, sm[T_NOROPE].us + at);
+            b->f.rotary_dim = b->hd;
+        }
+        timed(RUN_EMPTY, b, graph, st, 0, 0, 0, sm[T_EMPTY].us + at);
+        timed(RUN_FLOOR, b, graph, st, 0, 0, 0, sm[T_FLOOR].us + at);
+        timed(RUN_COPY, b, 0, NULL, dst, src, copy_bytes, sm[T_COPY].us + at);
+    }
+    for (int k = 0; k < T_COUNT; k++) {
+        const stats none = {0, 0, 0};
+        out[k] = k == T_NOROPE && !fused ? none : summarise(sm[k].us, (int)(runs * ITERS));
+    }
 }
 
 /* Host cost of a launcher call before the launch (validation, argument packing and, for the
@@ -142,12 +179,17 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
     /* --tokens N: that count alone, any count (sweeps between the table's sizes) */
     const unsigned *toks = o->only_tokens ? &o->only_tokens : all_toks;
     const size_t ntoks = o->only_tokens ? 1 : sizeof all_toks / sizeof *all_toks;
+    const unsigned runs = o->runs ? o->runs : 1;
     FILE *csv = NULL;
     uint64_t scratch_a, scratch_b;
     size_t scratch = SCRATCH_BYTES;
     pkvi_CUstream st = NULL;
     int disagree = 0;
     char mode[32];
+    if (runs > PKVI_BENCH_MAX_RUNS) {
+        fprintf(stderr, "pkv bench: --runs takes 1 to %d\n", PKVI_BENCH_MAX_RUNS);
+        return 2;
+    }
     if (pkv_cuda_open(0, &pkvi_bench_gpu) != PKV_OK) pkvi_bench_die("no GPU");
     if (o->csv_path && !(csv = fopen(o->csv_path, "w"))) {
         fprintf(stderr, "pkv bench: cannot write %s\n", o->csv_path);
@@ -164,11 +206,11 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
     empty_out = scratch_a;
     snprintf(mode, sizeof mode, "%s%s%s", o->graph ? "graph" : "launch",
              o->rope_table ? "+table" : "", o->vision ? "+vision" : "");
-    printf("device: %s\nmode: %s%s%s; medians of %d, event to event\n",
+    printf("device: %s\nmode: %s%s%s; medians of %u x %d, event to event\n",
            pkv_cuda_describe(pkvi_bench_gpu),
            o->graph ? "CUDA graph replays (per launch)" : "single launches",
            o->rope_table ? ", fused ops with a cos/sin table" : "",
-           o->vision ? ", MRoPE tokens an image's patches" : "", ITERS);
+           o->vision ? ", MRoPE tokens an image's patches" : "", runs, ITERS);
     printf("host overhead before the launch: write_bf16 %.3f us, fused_bf16 (rotary 128, "
            "inv_freq table) %.3f us\n",
            host_overhead_us(0), host_overhead_us(1));
@@ -178,12 +220,12 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
     if (csv)
         fprintf(csv, "mode,op,num_kv_heads,head_dim,tokens,us_median,us_p10,us_p90,bytes,"
                      "gbps,copy_gbps,pct_of_copy,empty_us,ratio_to_empty,baseline,"
-                     "baseline_us,speedup_over_baseline,no_rope_us,rope_share_pct,floor_us\n");
+                     "baseline_us,speedup_over_baseline,no_rope_us,rope_share_pct,floor_us,runs\n");
     for (int op = PKV_OP_WRITE_BF16; op < PKV_OP_COUNT; op++)
         for (size_t gi = 0; gi < 4; gi++)
             for (size_t t = 0; t < ntoks; t++) {
                 bench_case b;
-                stats s, copy, empty, floor_st, base, norope = {0, 0, 0};
+                stats row[T_COUNT], s, copy, empty, floor_st, base, norope;
                 double bytes, gbps, copy_gbps, rope_pct;
                 if (o->quick && (t % 2 || gi % 2)) continue;
                 if (o->only_op && strcmp(o->only_op, pkv_op_name((pkv_op)op)) != 0) continue;
@@ -199,20 +241,12 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
                     pkv_cuda_rope_table(pkvi_bench_gpu, b.f.theta, b.f.rotary_dim,
                                         PKVI_BENCH_POS0 + b.tokens) != PKV_OK)
                     pkvi_bench_die("rope table");
-                s = timed(RUN_OP, &b, o->graph, st, 0, 0, 0);
-                base = timed(RUN_BASELINE, &b, o->graph, st, 0, 0, 0);
-                if (pkvi_bench_is_fused(
-                        op)) { /* the same without RoPE: what sin/cos and rotation cost */
-                    b.f.rotary_dim = 0;
-                    norope = timed(RUN_OP, &b, o->graph, st, 0, 0, 0);
-                    b.f.rotary_dim = b.hd;
-                }
-                empty = timed(RUN_EMPTY, &b, o->graph, st, 0, 0, 0);
-                floor_st = timed(RUN_FLOOR, &b, o->graph, st, 0, 0, 0);
                 bytes = pkvi_bench_op_bytes(op, b.tokens, (uint64_t)b.nkv * b.hd, b.hd);
                 /* the roofline: copying half the bytes moves them all (read + write) */
-                copy = timed(RUN_COPY, &b, 0, NULL, scratch_b, scratch_a,
-                             (size_t)(bytes / 2) < scratch ? (size_t)(bytes / 2) : scratch);
+                time_row(&b, o->graph, st, runs, scratch_b, scratch_a,
+                         (size_t)(bytes / 2) < scratch ? (size_t)(bytes / 2) : scratch, row);
+                s = row[T_OP], base = row[T_BASE], norope = row[T_NOROPE];
+                empty = row[T_EMPTY], floor_st = row[T_FLOOR], copy = row[T_COPY];
                 gbps = bytes / (s.median * 1e3);
                 copy_gbps = bytes / (copy.median * 1e3);
                 rope_pct = pkvi_bench_is_fused(op) ? 100.0 * (1.0 - norope.median / s.median) : 0.0;
@@ -224,13 +258,13 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
                 if (csv)
                     fprintf(csv,
                             "%s,%s,%u,%u,%u,%.3f,%.3f,%.3f,%.0f,%.1f,%.1f,%.1f,%.3f,%.3f,%s,"
-                            "%.3f,%.3f,%.3f,%.1f,%.3f\n",
+                            "%.3f,%.3f,%.3f,%.1f,%.3f,%u\n",
                             mode, pkv_op_name((pkv_op)op), b.nkv, b.hd, b.tokens, s.median, s.p10,
                             s.p90, bytes, gbps, copy_gbps, 100.0 * gbps / copy_gbps, empty.median,
                             s.median / empty.median,
                             pkvi_bench_is_fused(op) ? "unfused_chain" : "one_thread_per_element",
                             base.median, base.median / s.median, norope.median, rope_pct,
-                            floor_st.median);
+                            floor_st.median, runs);
                 if (!pkvi_bench_baseline_agrees(&b)) {
                     fprintf(stderr, "pkv bench: %s %ux%u %u tokens: the baseline's bytes differ\n",
                             pkv_op_name((pkv_op)op), b.nkv, b.hd, b.tokens);

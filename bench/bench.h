@@ -11,7 +11,10 @@ typedef struct pkvi_bench_opts {
     int rope_table;       /* fused ops read cos/sin from a pkv_cuda_rope_table table */
     unsigned only_heads;  /* or 0: the geometry of that many KV heads */
     int vision;           /* MRoPE's tokens are an image's patches, not text */
+    unsigned runs;        /* rounds of each row's timings, 1 to PKVI_BENCH_MAX_RUNS (0: 1) */
 } pkvi_bench_opts;
+
+#define PKVI_BENCH_MAX_RUNS 15
 
 /* Run it; returns the exit status (3 when a baseline's bytes differ from the op's). */
 int pkvi_bench_main(const pkvi_bench_opts *o);

@@ -23,6 +23,7 @@ static const char usage[] =
     "             --rope-table: fused ops read cos/sin from a table; --vision:\n"
     "             MRoPE's tokens are an image's patches, not text; --op NAME,\n"
     "             --heads N: those rows only; --tokens N: N tokens only, any N;\n"
+    "             --runs N: time each row in N rounds, medians over all;\n"
     "             --csv FILE: also write CSV)\n"
     "  info       print the build configuration and the GPUs found\n"
     "  --help     print this help\n"
@@ -77,7 +78,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "info") == 0) return info();
     if (strcmp(argv[1], "bench") == 0) {
-        pkvi_bench_opts o = {0, 0, NULL, NULL, 0, 0, 0, 0};
+        pkvi_bench_opts o = {0, 0, NULL, NULL, 0, 0, 0, 0, 1};
         for (int i = 2; i < argc; i++) {
             if (strcmp(argv[i], "--quick") == 0)
                 o.quick = 1;
@@ -95,7 +96,15 @@ int main(int argc, char **argv)
                 o.only_tokens = (unsigned)strtoul(argv[++i], NULL, 10);
             else if (strcmp(argv[i], "--heads") == 0 && i + 1 < argc)
                 o.only_heads = (unsigned)strtoul(argv[++i], NULL, 10);
-            else {
+            else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+                char *end;
+                unsigned long n = strtoul(argv[++i], &end, 10);
+                if (*end || n < 1 || n > PKVI_BENCH_MAX_RUNS) {
+                    fprintf(stderr, "pkv bench: --runs takes 1 to %d\n", PKVI_BENCH_MAX_RUNS);
+                    return 2;
+                }
+                o.runs = (unsigned)n;
+            } else {
                 fprintf(stderr, "pkv bench: unknown argument '%s'\n", argv[i]);
                 return 2;
             }
