@@ -86,10 +86,8 @@ __device__ __forceinline__ void pkvk_wide_cs(const pkvk_fused_params &p, unsigne
     if (MROPE && in && (b != a || d != a)) {
         pkvk_mrope_cs8_rows(p, a, b, d, 8 * j, st1, st2, c, s);
     } else {
-        // (one stream: the test written again, as before MRoPE shared this function, so that
-        // fused_fp8_k's code stays the measured code; the compiler keeps both forms apart)
         const float *cs = in ? pkvk_rope_row(p, a) + 8 * j : loc;
-        pkvk_cs8(cs, cs + ((MROPE ? in : a < p.cs_len) ? p.rotary_dim / 2 : 8u), c, s);
+        pkvk_cs8(cs, cs + (in ? p.rotary_dim / 2 : 8u), c, s);
     }
 }
 

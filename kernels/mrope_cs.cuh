@@ -1,5 +1,5 @@
-// The 8-pair cos/sin loads of the halves and warp kernels, and MRoPE's fills for tokens of three
-// different positions (fused_halves.cu, fused_warp.cu)
+// The 8-pair cos/sin loads of the halves, wide and warp kernels, and MRoPE's fills for tokens of
+// three different positions (fused_halves.cu, fused_wide.cu, fused_warp.cu)
 #pragma once
 #include "fused_common.cuh"
 #include "cp_async.cuh"
@@ -44,8 +44,10 @@ __device__ __forceinline__ void pkvk_mrope_take12(const pkvk_fused_params &p, co
 
 // MRoPE, a token of three positions q0, q1, q2, all in the table: the cos and sin of pairs
 // pr0 .. pr0 + 7, each from its stream's row, pair by pair into registers (st1, st2: bit k
-// when pair pr0 + k is of stream 1 or 2), where only the 16 values are live (the wide kernel
-// and the 16-element halves kernel load them a unit ahead, as a text token's row)
+// when pair pr0 + k is of stream 1 or 2), where only the 16 values are live. Pair by pair is
+// slow where the values are waited for at once (above); the wide kernel and the 16-element
+// halves kernel load them a unit ahead, as a text token's row, and there it beat both
+// pkvk_mrope_take12's form filled at the loop top and the shared rows (doc/PERFORMANCE.md)
 __device__ __forceinline__ void pkvk_mrope_cs8_rows(const pkvk_fused_params &p, unsigned q0,
                                                     unsigned q1, unsigned q2, unsigned pr0,
                                                     unsigned st1, unsigned st2, float *c, float *s)
