@@ -211,6 +211,10 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     // head count three times: on the H200 at 65,536 tokens 16 x 64 fused_bf16 and fused_fp8_k
     // 4-6% faster; but op 8 then spills, and finds them anew
     constexpr bool CARRY = !OP8;
+    // The next tile's copies are issued after this tile's cos/sin loads when the lane has 16 or
+    // 32 elements (ops 5 and 7), so the loads the tree is followed by are not queued behind
+    // them; MRoPE's and op 8's keep them first (spills otherwise)
+    constexpr bool LATE = !OP8 && !MROPE && B > 1;
     static_assert(!MROPE || E <= 16, "MRoPE: 8 or 16 elements a thread");
     // each stage U * 512 bytes from a 64-byte boundary: the word tree's slot addresses are one
     // address XOR the slot number (below)
@@ -234,19 +238,6 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     const unsigned total = p.num_tokens * nh, ipw = 32u >> lg,
                    tiles = (total + ipw - 1) >> (5 - lg);
     const unsigned nw = gridDim.x * (blockDim.x / 32u);
-    // 4 B G = head_dim / 4 <= 64 threads (the warp kernels take head_dim <= 256), and a block
-    // has more: the launcher sends here only calls of more than one block of 8-element
-    // threads, so items x head_dim > 2048 and this grid has more than 2048 / (2 E) threads
-    if (threadIdx.x < 4 * B * G) {
-        const unsigned q = threadIdx.x >> lg, jj = threadIdx.x & (G - 1), r = q % (2 * B);
-        const uint2 wr = *(const uint2 *)((const unsigned short *)p.weight + (q / (2 * B)) * half +
-                                          8 * ((r / 2) * G + jj) + (r % 2) * 4);
-        w1[q][jj] = make_float4(__fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)wr.x)),
-                                __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)(wr.x >> 16))),
-                                __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)wr.y)),
-                                __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)(wr.y >> 16))));
-    }
-    __syncthreads();
     // RG: this lane's pairs of streams 1 and 2 in unit b at bits 16 b and 16 b + 8
     unsigned bits = 0;
     if (RG) {
@@ -260,18 +251,34 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     unsigned tile = blockIdx.x * (blockDim.x / 32u) + wid;
     pkvk_halves_item a0 = pkvk_halves_item_of(p, tile, tiles, ipw, sub, total),
                      a1 = pkvk_halves_item_of(p, tile + nw, tiles, ipw, sub, total);
-    pkvk_halves_issue<OP8, B>(p, stages[wid][0], a0, lane, j, G);
     // (RG: stream 0's position in the meta, the others in n)
     pkvk_halves_meta m0 = pkvk_halves_meta_of<(MROPE && !RG)>(p, a0),
                      m1 = pkvk_halves_meta_of<(MROPE && !RG)>(p, a1);
     uint2 n0 = pkvk_halves_q12<RG>(p, a0), n1 = pkvk_halves_q12<RG>(p, a1);
+    pkvk_halves_issue<OP8, B>(p, stages[wid][0], a0, lane, j, G);
+    // 1 + w once a block, after the first tile's loads and copies are issued: before them, the
+    // block's barrier held every warp's first requests back by the weights' load, a share of a
+    // call of few tiles a warp. 4 B G = head_dim / 4 <= 64 threads (the warp kernels take
+    // head_dim <= 256), and a block has more: the launcher sends here only calls of more than
+    // one block of 8-element threads, so items x head_dim > 2048 and this grid has more than
+    // 2048 / (2 E) threads
+    if (threadIdx.x < 4 * B * G) {
+        const unsigned q = threadIdx.x >> lg, jj = threadIdx.x & (G - 1), r = q % (2 * B);
+        const uint2 wr = *(const uint2 *)((const unsigned short *)p.weight + (q / (2 * B)) * half +
+                                          8 * ((r / 2) * G + jj) + (r % 2) * 4);
+        w1[q][jj] = make_float4(__fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)wr.x)),
+                                __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)(wr.x >> 16))),
+                                __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)wr.y)),
+                                __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)(wr.y >> 16))));
+    }
+    __syncthreads();
     for (unsigned stage = 0; tile < tiles; tile += nw, stage ^= 1u) {
         if (B > 1 || WORDS) __syncwarp(); // the other stage's slots: read by the last tree
         if constexpr (!CARRY) {
             a0 = pkvk_halves_item_of(p, tile, tiles, ipw, sub, total);
             a1 = pkvk_halves_item_of(p, tile + nw, tiles, ipw, sub, total);
         }
-        if constexpr (!MS) {
+        if constexpr (!MS && !LATE) {
             pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], a1, lane, j, G);
         }
         const unsigned h = a0.h;
@@ -313,6 +320,9 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
                                     c, s);
             else if (RG || !mt)
                 pkvk_cs8(cs0, cs0 + sd, c, s);
+        }
+        if constexpr (LATE) {
+            pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], a1, lane, j, G);
         }
         if constexpr (MS) {
             // the merged rows' group, then the next tile's K: this tile's K arrives first

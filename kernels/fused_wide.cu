@@ -102,16 +102,6 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
                    wid = threadIdx.x / 32u;
     const unsigned total = p.num_tokens * p.g.num_kv_heads, tiles = (total + 31u) >> 5;
     const unsigned nw = gridDim.x * W;
-    if (threadIdx.x < 16) {
-        const unsigned q = threadIdx.x >> 2, jj = threadIdx.x & 3u;
-        const uint2 wr = *(const uint2 *)((const unsigned short *)p.weight + (q / 2) * 32 + 8 * jj +
-                                          (q % 2) * 4);
-        w1[q][jj] = make_float4(__fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)wr.x)),
-                                __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)(wr.x >> 16))),
-                                __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)wr.y)),
-                                __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)(wr.y >> 16))));
-    }
-    __syncthreads();
     // MRoPE: this lane's pairs of streams 1 and 2, a bit each
     unsigned st1 = 0, st2 = 0;
     if (MROPE) pkvk_mrope_bits8(p, 8 * j, &st1, &st2);
@@ -122,9 +112,23 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
     pkvk_wide_issue(p, stages[wid][0], a0, lane);
     pkvk_halves_meta m0 = pkvk_halves_meta_of<false>(p, a0), m1 = pkvk_halves_meta_of<false>(p, a1);
     uint2 n0 = pkvk_halves_q12<MROPE>(p, a0), n1 = pkvk_halves_q12<MROPE>(p, a1);
+    // 1 + w once a block, after the first tile's copies and loads are issued (as in the halves
+    // kernels)
+    if (threadIdx.x < 16) {
+        const unsigned q = threadIdx.x >> 2, jj = threadIdx.x & 3u;
+        const uint2 wr = *(const uint2 *)((const unsigned short *)p.weight + (q / 2) * 32 + 8 * jj +
+                                          (q % 2) * 4);
+        w1[q][jj] = make_float4(__fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)wr.x)),
+                                __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)(wr.x >> 16))),
+                                __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)wr.y)),
+                                __fadd_rn(1.0f, pkvi_bf16_to_f32((unsigned short)(wr.y >> 16))));
+    }
+    __syncthreads();
     for (unsigned stage = 0; tile < tiles; tile += nw, stage ^= 1u) {
         __syncwarp(); // the other stage's slots: read by the last tile's trees
-        pkvk_wide_issue(p, stages[wid][stage ^ 1u], a1, lane);
+        // the next tile's copies: one stream's after this tile's first cos/sin loads, which the
+        // trees are followed by (as in the halves kernels); MRoPE's first
+        if (MROPE) pkvk_wide_issue(p, stages[wid][stage ^ 1u], a1, lane);
         // sub-tile s's cos at cs + 16 s, its sin 8 further, when a position is past the table
         __align__(16) float loc[4 * 16];
         // (MRoPE: an item any of whose three positions is past the table)
@@ -147,6 +151,7 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
         }
         float c[8], s[8];
         pkvk_wide_cs<MROPE>(p, m0.pos, n0, sub, j, st1, st2, loc, c, s);
+        if (!MROPE) pkvk_wide_issue(p, stages[wid][stage ^ 1u], a1, lane);
         float sums[4];
 #pragma unroll
         for (int t = 0; t < 4; t++) {
