@@ -12,6 +12,7 @@
 #include "randcase.h"
 #include "pagedkv.h"
 #include "../lib/cuda_plan.h"
+#include "tablecase.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -127,30 +128,6 @@ static void ops(pkv_cuda *h)
     ok(out.gpu_bytes > 0 && out.gpu_mismatches == 0 && out.ref_mismatches == 0,
        "fused ops with a table == reference: %llu bytes compared, %llu differ", out.gpu_bytes,
        out.gpu_mismatches);
-}
-
-/* A case whose every position is below 1000, rotary_dim = head_dim, rows and blocks dense;
- * pkvi_case_random's slots: valid ones mixed with -1 and out-of-range ones. */
-static void plain_case(pkvi_case *c, int shift, uint32_t nkv, uint32_t hd, uint32_t tokens)
-{
-    pkvi_rng r = {0x5851f42d4c957f2dull};
-    if (pkvi_case_random(c, &r, nkv, hd, 16, tokens)) bail("out of memory");
-    c->f.rotary_dim = hd;
-    c->f.theta = 1e4f;
-    c->f.k_row_stride = c->f.v_row_stride = 0; /* dense rows and blocks: 16-byte aligned */
-    c->f.cache.block_stride = 0;
-    pkvi_write_desc_like(&c->w, &c->f);
-    c->shift = shift;
-    for (uint32_t t = 0; t < c->f.num_tokens; t++)
-        c->pos[0][t] = (uint32_t)(pkvi_rng_next(&r) % 1000);
-}
-
-static unsigned long long run_diff(pkv_cuda *h, int op, const pkvi_case *c)
-{
-    pkvi_outcome o;
-    memset(&o, 0, sizeof o);
-    pkvi_case_run(op, c, h, &o);
-    return o.gpu_bytes ? o.gpu_mismatches : ~0ull;
 }
 
 /* The kernel lib/cuda_ops.c gives op 5 or 7 for a call of `items` items whose row lists
@@ -302,145 +279,46 @@ static void really_read(pkv_cuda *h)
     }
 }
 
-/* MRoPE in the halves form (4096 tokens, the whole head rotated), at every element count of
- * its kernels (a tile's items span one token at 16 x 64, two at 4 x 128 and 2 x 128, up to three at
- * 5 x 128, four at 1 x 128 and up to four at 3 x 64): three position streams, each pair's cos and
- * sin from its own stream's row, interleaved (sections all 0) and with explicit sections; a twelfth
- * of the tokens have a width position past the table and a twenty-fourth a temporal one (those
- * pairs computed, not read; the others read from their rows), and a third, in runs of four, have
- * three equal positions (text tokens: one row read for every pair; so whole tiles of text tokens
- * lie between tiles with other tokens), as has a twenty-fourth past the table. Each also on a grid
- * for one multiprocessor, whose warps loop over many tiles (the positions are loaded a tile
- * ahead). */
-static void mrope_halves(pkv_cuda *h)
+/* The kernels of larger tiles on the full grid: really_read's calls take them only on one
+ * multiprocessor's grid on a GPU of many (the H200's 132), so here each runs a call just large
+ * enough (the fewest tokens, found by doubling and halving) for by_size to give it on this GPU:
+ * the launcher's kernel and one wave of its blocks, then the bytes against the reference */
+static void large_tiles(pkv_cuda *h)
 {
     static const struct {
         uint32_t heads, hd;
-        int want;
-    } gs[] = {{4, 128, PKVI_K_FUSED_MROPE_HALVES16}, {5, 128, PKVI_K_FUSED_MROPE_HALVES16},
-              {2, 128, PKVI_K_FUSED_MROPE_HALVES},   {1, 128, PKVI_K_FUSED_MROPE_HALVES},
-              {3, 64, PKVI_K_FUSED_MROPE_WIDE64},    {16, 64, PKVI_K_FUSED_MROPE_WIDE64},
-              {4, 256, PKVI_K_FUSED_MROPE_HALVES16}};
-    pkvi_rng r = {0x2545f4914f6cdd1dull};
-    for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++)
-        for (int v = 0; v < 2; v++) {
-            const uint64_t a = 1u << 20, pos[3] = {a, a, a};
-            const uint32_t hd = gs[gi].hd, sec[3] = {v ? 24 * hd / 128 : 0, v ? 20 * hd / 128 : 0,
-                                                     v ? 20 * hd / 128 : 0};
-            const int sms = h->sm_count, per_sm = gs[gi].want == PKVI_K_FUSED_MROPE_WIDE64
-                                                      ? PKVK_MROPE_WIDE_BLOCKS_PER_SM
-                                                  : gs[gi].want == PKVI_K_FUSED_MROPE_HALVES16
-                                                      ? PKVK_MROPE_HALVES16_BLOCKS_PER_SM
-                                                      : PKVK_MROPE_HALVES_BLOCKS_PER_SM;
-            uint32_t *ph, *pw;
-            pkvi_case c;
-            pkvk_fused_params prm;
-            pkvi_plan plan;
-            unsigned long long bad;
-            plain_case(&c, 0, gs[gi].heads, hd, 4096);
-            ph = malloc(4096 * 4);
-            pw = malloc(4096 * 4);
-            if (!ph || !pw) bail("out of memory");
-            for (uint32_t t = 0; t < 4096; t++) {
-                ph[t] = (uint32_t)(pkvi_rng_next(&r) % 1000);
-                pw[t] = (uint32_t)(pkvi_rng_next(&r) % 1000) + (t % 12 == 5 ? 1000u : 0u);
-                if (t % 24 == 9) c.pos[0][t] += 1000;  /* equal, and past the table */
-                if (t % 24 == 10) c.pos[0][t] += 1000; /* distinct: stream 0 past the table */
-                if ((t / 4) % 3 == 0 || t % 24 == 9) ph[t] = pw[t] = c.pos[0][t];
-            }
-            c.pos[1] = ph;
-            c.pos[2] = pw;
-            memcpy(c.f.mrope_section, sec, sizeof c.f.mrope_section);
-            if (pkv_cuda_rope_table(h, 1e4f, hd, 1000) != PKV_OK) bail("%s", pkv_last_error());
-            is_int(pkvi_cuda_fused_plan(h, PKV_OP_FUSED_MROPE_BF16, &c.f, a, a, a, pos, a, a, a, 0,
-                                        &prm, &plan) == PKV_OK
-                       ? plan.kernel
-                       : -2,
-                   gs[gi].want, "MRoPE %u x %u, sections %u %u %u: the halves form", gs[gi].heads,
-                   hd, sec[0], sec[1], sec[2]);
-            is_int((long long)run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c), 0,
-                   "  three streams, table of 1000 == reference");
-            h->sm_count = 1;
-            ok(pkvi_cuda_fused_plan(h, PKV_OP_FUSED_MROPE_BF16, &c.f, a, a, a, pos, a, a, a, 0,
-                                    &prm, &plan) == PKV_OK &&
-                   plan.kernel == gs[gi].want && plan.grid == (unsigned)per_sm,
-               "  on one multiprocessor: the same kernel, %d blocks", per_sm);
-            is_int((long long)run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c), 0,
-                   "  one multiprocessor's grid: the same");
-            h->sm_count = sms;
-            pkv_cuda_fill(h, h->cs_table, 0x3f, (size_t)1000 * hd * 4);
-            bad = run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c);
-            ok(bad > 0 && bad != ~0ull, "  overwritten table: %llu bytes differ (it is read)", bad);
-            pkv_cuda_rope_table(h, 1e4f, hd, 0);
-            free(ph);
-            free(pw);
-            c.pos[1] = c.pos[2] = c.pos[0];
-            pkvi_case_free(&c);
+        int op, want, per_sm;
+    } ls[] = {{8, 128, PKV_OP_FUSED_BF16, PKVI_K_FUSED_HALVES16, PKVK_HALVES16_BLOCKS_PER_SM},
+              {8, 128, PKV_OP_FUSED_FP8_K, PKVI_K_FUSED_HALVES16, PKVK_HALVES16_BLOCKS_PER_SM},
+              {4, 256, PKV_OP_FUSED_BF16, PKVI_K_FUSED_HALVES32, PKVK_HALVES32_BLOCKS_PER_SM},
+              {16, 64, PKV_OP_FUSED_FP8_K, PKVI_K_FUSED_WIDE64, PKVK_WIDE_BLOCKS_PER_SM}};
+    for (size_t li = 0; li < sizeof ls / sizeof ls[0]; li++) {
+        const uint64_t a = 1u << 20, pos[3] = {a, a, a}, nkv = ls[li].heads;
+        uint32_t lo = 0, hi = 1024; /* by_size gives the kernel at hi tokens, not at lo */
+        pkvi_case c;
+        pkvk_fused_params prm;
+        pkvi_plan plan;
+        while (by_size(h, ls[li].op, hi * nkv, ls[li].hd, ls[li].want) != ls[li].want) {
+            if (hi >= (1u << 24)) bail("no call of up to 2^24 tokens takes kernel %d", ls[li].want);
+            lo = hi, hi *= 2;
         }
-}
-
-/* MRoPE in calls of one wave: the _small warp kernel, whose threads own 8 consecutive pairs (so a
- * thread's pairs may lie in two streams' sections), with the whole head or part of it rotated,
- * one token (decode) or a few; interleaved and explicit sections; text tokens (three equal
- * positions: one row), tokens of three different positions (each pair its stream's row) and
- * positions past the table (computed) in one call */
-static void mrope_small(pkv_cuda *h)
-{
-    static const struct {
-        uint32_t heads, hd, tokens, rot, sec[3];
-    } gs[] = {{8, 128, 64, 128, {24, 20, 20}}, {1, 128, 1, 128, {24, 20, 20}},
-              {1, 128, 64, 128, {24, 20, 20}}, {4, 128, 64, 80, {16, 12, 12}},
-              {16, 64, 16, 64, {12, 10, 10}},  {4, 256, 8, 256, {48, 40, 40}}};
-    pkvi_rng r = {0x9e3779b97f4a7c15ull};
-    for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++)
-        for (int v = 0; v < 4; v++) {
-            const uint64_t a = 1u << 20, pos[3] = {a, a, a};
-            const uint32_t n = gs[gi].tokens, zero[3] = {0, 0, 0};
-            uint32_t *ph, *pw;
-            pkvi_case c;
-            pkvk_fused_params prm;
-            pkvi_plan plan;
-            unsigned long long bad;
-            plain_case(&c, 0, gs[gi].heads, gs[gi].hd, n);
-            c.f.rotary_dim = gs[gi].rot;
-            memcpy(c.f.mrope_section, v & 1 ? gs[gi].sec : zero, sizeof c.f.mrope_section);
-            ph = malloc(n * 4);
-            pw = malloc(n * 4);
-            if (!ph || !pw) bail("out of memory");
-            for (uint32_t t = 0; t < n; t++) {
-                /* v 0, 1: tokens of three positions (one token alone is one), every fourth
-                 * text, one in five with a width past the table, one in seven text past it,
-                 * one in seven with its temporal position past it (only that one, unless it
-                 * is also a fourth, text); v 2, 3: every token text, two in seven past the
-                 * table */
-                ph[t] = (uint32_t)(pkvi_rng_next(&r) % 1000);
-                pw[t] = (uint32_t)(pkvi_rng_next(&r) % 1000) + (t % 5 == 3 ? 1000u : 0u);
-                if (t % 7 == 6 || t % 7 == 2) c.pos[0][t] += 1000;
-                if (v >= 2 || (n > 1 && t % 4 == 0) || t % 7 == 6) ph[t] = pw[t] = c.pos[0][t];
-            }
-            c.pos[1] = ph;
-            c.pos[2] = pw;
-            if (pkv_cuda_rope_table(h, 1e4f, gs[gi].rot, 1000) != PKV_OK)
-                bail("%s", pkv_last_error());
-            is_int(pkvi_cuda_fused_plan(h, PKV_OP_FUSED_MROPE_BF16, &c.f, a, a, a, pos, a, a, a, 0,
-                                        &prm, &plan) == PKV_OK
-                       ? plan.kernel
-                       : -2,
-                   PKVI_K_FUSED_MROPE_WARP_SMALL,
-                   "MRoPE %u x %u, %u tokens, rotary %u, %s sections, %s: the _small kernel",
-                   gs[gi].heads, gs[gi].hd, n, gs[gi].rot, v & 1 ? "explicit" : "interleaved",
-                   v >= 2 ? "text tokens" : "mixed tokens");
-            is_int((long long)run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c), 0,
-                   "  three streams, table of 1000 == reference");
-            pkv_cuda_fill(h, h->cs_table, 0x3f, (size_t)1000 * gs[gi].rot * 4);
-            bad = run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c);
-            ok(bad > 0 && bad != ~0ull, "  overwritten table: %llu bytes differ (it is read)", bad);
-            pkv_cuda_rope_table(h, 1e4f, gs[gi].rot, 0);
-            free(ph);
-            free(pw);
-            c.pos[1] = c.pos[2] = c.pos[0];
-            pkvi_case_free(&c);
+        while (hi - lo > 1) {
+            const uint32_t mid = lo + (hi - lo) / 2;
+            *(by_size(h, ls[li].op, mid * nkv, ls[li].hd, ls[li].want) == ls[li].want ? &hi : &lo) =
+                mid;
         }
+        plain_case(&c, 0, ls[li].heads, ls[li].hd, hi);
+        if (pkv_cuda_rope_table(h, 1e4f, ls[li].hd, 1000) != PKV_OK) bail("%s", pkv_last_error());
+        ok(pkvi_cuda_fused_plan(h, (pkv_op)ls[li].op, &c.f, a, a, a, pos, a, a, a, 0, &prm,
+                                &plan) == PKV_OK &&
+               plan.kernel == ls[li].want && plan.grid == (unsigned)(ls[li].per_sm * h->sm_count),
+           "%s %u x %u, %u tokens: kernel %d, %d blocks of %d multiprocessors",
+           pkv_op_name((pkv_op)ls[li].op), ls[li].heads, ls[li].hd, hi, ls[li].want,
+           ls[li].per_sm * h->sm_count, h->sm_count);
+        is_int((long long)run_diff(h, ls[li].op, &c), 0, "  table of 1000 == reference");
+        pkv_cuda_rope_table(h, 1e4f, ls[li].hd, 0);
+        pkvi_case_free(&c);
+    }
 }
 
 int main(void)
@@ -450,8 +328,7 @@ int main(void)
     contents(h);
     ops(h);
     really_read(h);
-    mrope_halves(h);
-    mrope_small(h);
+    large_tiles(h);
     pkv_cuda_rope_table(h, 1e4f, 128, 5000); /* left for pkv_cuda_close to free */
     gpu_free_all(h);
     pkv_cuda_close(h);
