@@ -304,8 +304,10 @@ static void large_tiles(pkv_cuda *h)
         }
         while (hi - lo > 1) {
             const uint32_t mid = lo + (hi - lo) / 2;
-            *(by_size(h, ls[li].op, mid * nkv, ls[li].hd, ls[li].want) == ls[li].want ? &hi : &lo) =
-                mid;
+            if (by_size(h, ls[li].op, mid * nkv, ls[li].hd, ls[li].want) == ls[li].want)
+                hi = mid;
+            else
+                lo = mid;
         }
         plain_case(&c, 0, ls[li].heads, ls[li].hd, hi);
         if (pkv_cuda_rope_table(h, 1e4f, ls[li].hd, 1000) != PKV_OK) bail("%s", pkv_last_error());
