@@ -195,12 +195,12 @@ __device__ __forceinline__ float pkvk_word_tree(const uint4 *cur, unsigned lane)
 }
 
 // E elements of each half per lane (8: op 8; 16: ops 5-7), B = E / 8 units of 8; GC: 0, or
-// the group size of every call the launcher sends to the kernel (a constant). The tree
+// the group size of every call the launcher sends to the kernel (a constant); LATE: below. The tree
 // takes each lane's E consecutive elements of each half (chunk trees of fewer shuffles when E
 // is 16); the normalisation, rotation and stores take units b G + j (whole sectors), so a
 // lane's slots are read by others in the tree when B > 1: a warp barrier after the copies
 // arrive and before they are overwritten.
-template <bool OP8, bool MROPE, int E, int T, unsigned GC = 0>
+template <bool OP8, bool MROPE, int E, int T, unsigned GC, bool LATE>
 __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &p)
 {
     constexpr int B = E / 8, L = OP8 ? E / 2 : E, CT = 32 / L, U = OP8 ? 4 * B : 2 * B;
@@ -211,10 +211,11 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     // head count three times: on the H200 at 65,536 tokens 16 x 64 fused_bf16 and fused_fp8_k
     // 4-6% faster; but op 8 then spills, and finds them anew
     constexpr bool CARRY = !OP8;
-    // The next tile's copies are issued after this tile's cos/sin loads when the lane has 16 or
-    // 32 elements (ops 5 and 7), so the loads the tree is followed by are not queued behind
-    // them; MRoPE's and op 8's keep them first (spills otherwise)
-    constexpr bool LATE = !OP8 && !MROPE && B > 1;
+    // LATE: the next tile's copies are issued after this tile's cos/sin loads, so the loads the
+    // tree is followed by are not queued behind them (16 or 32 elements, ops 5 and 7: the
+    // launcher's kernel for fused_fp8_k; fused_bf16 at head_dim 128 takes the 16-element
+    // kernel without). MRoPE's and op 8's keep them first (spills otherwise)
+    static_assert(!LATE || (!OP8 && !MROPE && B > 1), "LATE: ops 5 and 7, 16 or 32 elements");
     static_assert(!MROPE || E <= 16, "MRoPE: 8 or 16 elements a thread");
     // each stage U * 512 bytes from a 64-byte boundary: the word tree's slot addresses are one
     // address XOR the slot number (below)
@@ -461,26 +462,32 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
 // (MRoPE: PKVK_MROPE_HALVES_BLOCKS_PER_SM); 16: as many warps in blocks of 128
 // (PKVK_HALVES16_THREADS); 32 elements: their stages take twice the shared memory per warp, so
 // blocks of 128 threads, PKVK_HALVES32_BLOCKS_PER_SM of them
-#define PKVK_FUSED_HALVES_KERNEL(name, op8, mrope, e, t, blocks, gc)                               \
+#define PKVK_FUSED_HALVES_KERNEL(name, op8, mrope, e, t, blocks, gc, late)                         \
     extern "C" __global__ void __launch_bounds__(t, blocks) name(const pkvk_fused_params p)        \
     {                                                                                              \
-        pkvk_fused_halves_body<op8, mrope, e, t, gc>(p);                                           \
+        pkvk_fused_halves_body<op8, mrope, e, t, gc, late>(p);                                     \
     }
 
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves, false, false, 8, PKVK_WARP_THREADS,
-                         PKVK_HALVES_BLOCKS_PER_SM, 0)
+                         PKVK_HALVES_BLOCKS_PER_SM, 0, false)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16, false, false, 16, PKVK_HALVES16_THREADS,
-                         PKVK_HALVES16_BLOCKS_PER_SM, 0)
+                         PKVK_HALVES16_BLOCKS_PER_SM, 0, true)
+// fused_bf16 at head_dim 128 (8 tiles a warp or more): the 16-element kernel with the next
+// tile's copies first, 1.0-1.2% faster than with them late at 8 x 128 x 65,536 on the H200 (two
+// interleaved A/Bs of five runs; doc/PERFORMANCE.md); at head_dim 256 it was 2.9% slower at
+// 16,384 tokens and as fast in the 32-element form, so fused_bf16 keeps them late there
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16_early, false, false, 16, PKVK_HALVES16_THREADS,
+                         PKVK_HALVES16_BLOCKS_PER_SM, 0, false)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves32, false, false, 32, PKVK_HALVES32_THREADS,
-                         PKVK_HALVES32_BLOCKS_PER_SM, 0)
+                         PKVK_HALVES32_BLOCKS_PER_SM, 0, true)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves, true, false, 8, PKVK_WARP_THREADS,
-                         PKVK_HALVES_BLOCKS_PER_SM, 0)
+                         PKVK_HALVES_BLOCKS_PER_SM, 0, false)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves, false, true, 8, PKVK_WARP_THREADS,
-                         PKVK_MROPE_HALVES_BLOCKS_PER_SM, 0)
+                         PKVK_MROPE_HALVES_BLOCKS_PER_SM, 0, false)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves16, false, true, 16, PKVK_HALVES16_THREADS,
-                         PKVK_MROPE_HALVES16_BLOCKS_PER_SM, 0)
+                         PKVK_MROPE_HALVES16_BLOCKS_PER_SM, 0, false)
 // head_dim 64, 4 threads an item (ops 5 and 7; MRoPE takes its wide kernel, fused_wide.cu):
 // the group size a constant, folded into every lane index, tile count and loop of the body
 // (on the H200 at 16 x 64 x 65,536: 4.9% fewer instructions for fused_fp8_k)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves_g4, false, false, 8, PKVK_WARP_THREADS,
-                         PKVK_HALVES_BLOCKS_PER_SM, 4)
+                         PKVK_HALVES_BLOCKS_PER_SM, 4, false)

@@ -301,12 +301,17 @@ static int warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsi
             gh == 4u && !e16 && !kv && op != PKV_OP_FUSED_BF16 &&
             wide_plan(h, items, mrope ? PKVK_MROPE_WIDE_BLOCKS_PER_SM : PKVK_WIDE_BLOCKS_PER_SM,
                       mrope ? 0u : 3u, plan);
+        /* fused_bf16's 16-element kernel at head_dim 128 issues the next tile's copies first
+         * (kernels/fused_halves.cu: the other order was 1.0-1.2% slower for it, 2-7% faster
+         * for fused_fp8_k) */
         plan->kernel = kv         ? PKVI_K_FUSED_FP8_KV_HALVES
                        : mrope    ? (e16    ? PKVI_K_FUSED_MROPE_HALVES16
                                      : wide ? PKVI_K_FUSED_MROPE_WIDE64
                                             : PKVI_K_FUSED_MROPE_HALVES)
                        : e32      ? PKVI_K_FUSED_HALVES32
-                       : e16      ? PKVI_K_FUSED_HALVES16
+                       : e16      ? (op == PKV_OP_FUSED_BF16 && d->cache.head_dim < 256u
+                                         ? PKVI_K_FUSED_HALVES16_EARLY
+                                         : PKVI_K_FUSED_HALVES16)
                        : wide     ? PKVI_K_FUSED_WIDE64
                        : gh == 4u ? PKVI_K_FUSED_HALVES_G4
                                   : PKVI_K_FUSED_HALVES;

@@ -75,12 +75,15 @@ static void with_table(pkv_cuda *h)
            last_block);
     }
     d = desc(16, 128, 65536);
-    is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES16,
-           "16 x 128, 65536 tokens: many waves, 16 elements of each half");
+    is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES16_EARLY,
+           "16 x 128, 65536 tokens: many waves, 16 elements of each half (the next tile's "
+           "copies first)");
     is_int(grid, (long long)h->sm_count * PKVK_HALVES16_BLOCKS_PER_SM,
            "  one wave of blocks, which loop over the tiles");
     is_int(last_block, PKVK_HALVES16_THREADS, "  of %d threads", PKVK_HALVES16_THREADS);
-    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_HALVES16, "  and for fused_fp8_k");
+    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid), PKVI_K_FUSED_HALVES16,
+           "  fused_fp8_k: 16 elements, the next tile's copies late");
+    is_int(grid, (long long)h->sm_count * PKVK_HALVES16_BLOCKS_PER_SM, "  the same grid");
     is_int(kernel(h, kv, &d, &grid), PKVI_K_FUSED_FP8_KV_HALVES, "  fused_fp8_kv: 8 elements");
     is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM, "  one wave of blocks");
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_HALVES16,
@@ -95,8 +98,8 @@ static void with_table(pkv_cuda *h)
         const long long w =
             (long long)h->sm_count * PKVK_HALVES16_BLOCKS_PER_SM * (PKVK_HALVES16_THREADS / 32);
         d = desc(8, 128, (uint32_t)(8 * w));
-        is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES16, "8 x 128, %u tokens: 16 elements",
-               d.num_tokens);
+        is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES16_EARLY,
+               "8 x 128, %u tokens: 16 elements", d.num_tokens);
         d.num_tokens--;
         is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES, "  a tile fewer: 8 elements");
         d.num_tokens = (uint32_t)(3 * w);
@@ -120,7 +123,7 @@ static void with_table(pkv_cuda *h)
     /* the halves form's item indices: the last tile's warp index plus a block's spare warps
      * must stay below 2^32 / 32. 16 heads of 4 threads (16 elements), 8 items a warp: */
     d = desc(16, 128, (1u << 26) - 5u);
-    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES16, "2^30 - 80 items: halves form");
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES16_EARLY, "2^30 - 80 items: halves form");
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_HALVES16,
            "  and MRoPE's");
     d = desc(16, 128, (1u << 26) - 4u);

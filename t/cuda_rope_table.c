@@ -132,8 +132,9 @@ static void ops(pkv_cuda *h)
 
 /* The kernel lib/cuda_ops.c gives op 5 or 7 for a call of `items` items whose row lists
  * `listed`, its kernel for large calls: the kernels of larger tiles take calls of enough tiles a
- * warp of their one wave (fused_fp8_k's wide kernel 3; at head_dim 128 the 16-element kernel
- * 8 for fused_bf16, 3 for fused_fp8_k; the 32-element kernel 8), else the next smaller */
+ * warp of their one wave (fused_fp8_k's wide kernel 3; at head_dim 128 the 16-element kernels
+ * 8 for fused_bf16 (its own), 3 for fused_fp8_k; the 32-element kernel 8), else the next
+ * smaller (fused_bf16 at head_dim 256: the 16-element kernel of ops 5 and 7) */
 static int by_size(const pkv_cuda *h, int op, uint64_t items, uint32_t hd, int listed)
 {
     const uint64_t sm = (uint64_t)h->sm_count, bf16 = op == PKV_OP_FUSED_BF16;
@@ -141,7 +142,7 @@ static int by_size(const pkv_cuda *h, int op, uint64_t items, uint32_t hd, int l
         return (items + 31) / 32 >= 3 * sm * PKVK_WIDE_BLOCKS_PER_SM * (PKVK_WIDE_THREADS / 32)
                    ? listed
                    : PKVI_K_FUSED_HALVES_G4;
-    if (listed == PKVI_K_FUSED_HALVES16 && hd == 128)
+    if ((listed == PKVI_K_FUSED_HALVES16 || listed == PKVI_K_FUSED_HALVES16_EARLY) && hd == 128)
         return (items * 4 + 31) / 32 >= (bf16 ? 8 : 3) * sm * PKVK_HALVES16_BLOCKS_PER_SM *
                                             (PKVK_HALVES16_THREADS / 32)
                    ? listed
@@ -173,7 +174,7 @@ static void really_read(pkv_cuda *h)
     } vs[] = {
         {4, 128, 64, 128, 0, PKVI_K_FUSED_WARP_SMALL, PKVI_K_FUSED_WARP_SMALL,
          PKVI_K_FUSED_FP8_KV_WARP_SMALL, "4 heads, 64 tokens, warp kernels (one wave)"},
-        {4, 128, 4096, 128, 0, PKVI_K_FUSED_HALVES16, PKVI_K_FUSED_HALVES16,
+        {4, 128, 4096, 128, 0, PKVI_K_FUSED_HALVES16_EARLY, PKVI_K_FUSED_HALVES16,
          PKVI_K_FUSED_FP8_KV_HALVES, "4 heads, 4096 tokens, halves form (ops 5, 7: 16 elements)"},
         {4, 256, 2048, 256, 0, PKVI_K_FUSED_HALVES32, PKVI_K_FUSED_HALVES16,
          PKVI_K_FUSED_FP8_KV_HALVES,
@@ -229,8 +230,9 @@ static void really_read(pkv_cuda *h)
             is_int((long long)run_diff(h, op, &c), 0, "%s, %s: table of 1000 == reference",
                    pkv_op_name((pkv_op)op), kind);
             if (want == PKVI_K_FUSED_HALVES || want == PKVI_K_FUSED_HALVES16 ||
-                want == PKVI_K_FUSED_HALVES32 || want == PKVI_K_FUSED_FP8_KV_HALVES ||
-                want == PKVI_K_FUSED_HALVES_G4 || want == PKVI_K_FUSED_WIDE64) {
+                want == PKVI_K_FUSED_HALVES16_EARLY || want == PKVI_K_FUSED_HALVES32 ||
+                want == PKVI_K_FUSED_FP8_KV_HALVES || want == PKVI_K_FUSED_HALVES_G4 ||
+                want == PKVI_K_FUSED_WIDE64) {
                 /* a grid for one multiprocessor: every warp loops over many tiles */
                 const uint64_t a = 1u << 20, pos[3] = {a, a, a};
                 const int sms = h->sm_count;
@@ -239,10 +241,11 @@ static void really_read(pkv_cuda *h)
                 pkvi_plan plan;
                 h->sm_count = 1;
                 one = by_size(h, op, items, vs[variant].hd, listed);
-                per_sm = one == PKVI_K_FUSED_HALVES32   ? PKVK_HALVES32_BLOCKS_PER_SM
-                         : one == PKVI_K_FUSED_HALVES16 ? PKVK_HALVES16_BLOCKS_PER_SM
-                         : one == PKVI_K_FUSED_WIDE64   ? PKVK_WIDE_BLOCKS_PER_SM
-                                                        : PKVK_HALVES_BLOCKS_PER_SM;
+                per_sm = one == PKVI_K_FUSED_HALVES32 ? PKVK_HALVES32_BLOCKS_PER_SM
+                         : one == PKVI_K_FUSED_HALVES16 || one == PKVI_K_FUSED_HALVES16_EARLY
+                             ? PKVK_HALVES16_BLOCKS_PER_SM
+                         : one == PKVI_K_FUSED_WIDE64 ? PKVK_WIDE_BLOCKS_PER_SM
+                                                      : PKVK_HALVES_BLOCKS_PER_SM;
                 ok(pkvi_cuda_fused_plan(h, (pkv_op)op, &c.f, a, a, a, pos, a, a, a, 0, &prm,
                                         &plan) == PKV_OK &&
                        plan.kernel == one && plan.grid == (unsigned)per_sm,
@@ -288,7 +291,7 @@ static void large_tiles(pkv_cuda *h)
     static const struct {
         uint32_t heads, hd;
         int op, want, per_sm;
-    } ls[] = {{8, 128, PKV_OP_FUSED_BF16, PKVI_K_FUSED_HALVES16, PKVK_HALVES16_BLOCKS_PER_SM},
+    } ls[] = {{8, 128, PKV_OP_FUSED_BF16, PKVI_K_FUSED_HALVES16_EARLY, PKVK_HALVES16_BLOCKS_PER_SM},
               {8, 128, PKV_OP_FUSED_FP8_K, PKVI_K_FUSED_HALVES16, PKVK_HALVES16_BLOCKS_PER_SM},
               {4, 256, PKV_OP_FUSED_BF16, PKVI_K_FUSED_HALVES32, PKVK_HALVES32_BLOCKS_PER_SM},
               {16, 64, PKV_OP_FUSED_FP8_K, PKVI_K_FUSED_WIDE64, PKVK_WIDE_BLOCKS_PER_SM}};
