@@ -32,28 +32,36 @@ static float pick_scale(fz *f)
     return fz_range(f, 0, 7) ? s[fz_range(f, 0, 8)] : FZ_PICK(f, s);
 }
 
-/* Decode a case; returns 0 when the input is too short to say anything. */
-static void build(fz *f, int op, pkvi_case *c)
+/* Decode a case. With many waves (fz_many_waves) an eighth of the fused cases are large ones,
+ * for the kernels of larger tiles, which the launcher gives only calls of enough tiles a warp
+ * (on one multiprocessor from 2,273 items for fused_fp8_k's wide kernel, 2,041 for fused_bf16's
+ * 16-element kernel at head_dim 128, 1,529 for its 32-element kernel; at most 48 tokens of 16
+ * heads are 768): up to 320 tokens of 4 to 16 heads of 64, 128 or 256 elements, dense aligned
+ * rows, a cos/sin table (rope_table), and payloads that leave most of the input for the
+ * choices after them (fz_bytes_part); slots, positions, values and scales as hostile as in the
+ * others. Returns whether the case is such a large one. */
+static int build(fz *f, int op, pkvi_case *c)
 {
     static const uint32_t hds[] = {1, 2, 3, 8, 31, 32, 33, 64, 80, 96, 112, 128, 192, 256, 320,
-                                   512, 514, 0};
+                                   512, 514, 0},
+                          big_hds[] = {64, 128, 256};
     static const float thetas[] = {1e4f, 1e6f, 1e8f, 1.0f, 3.4e38f, 0.5f, INFINITY, NAN};
     static const float epss[] = {1e-6f, 1e-5f, 0.0f, 1e30f, 0x1p-149f, -1e-6f, NAN};
     pkv_cache_layout *l = &c->f.cache;
     uint64_t row, dense, slots, ks, vs;
     uint32_t T, valid_slots_used = 0;
     int fused = op >= PKV_OP_FUSED_BF16, valid;
+    const int big = fused && fz_many_waves() && fz_range(f, 0, 7) == 0;
+    void (*payload)(fz *, void *, size_t) = big ? fz_bytes_part : fz_bytes;
     memset(c, 0, sizeof *c);
-    l->head_dim = fused ? FZ_PICK(f, hds) : (uint32_t)fz_range(f, 0, 300);
-    l->num_kv_heads = (uint32_t)fz_range(f, 0, 16);
+    l->head_dim = big     ? FZ_PICK(f, big_hds)
+                  : fused ? FZ_PICK(f, hds)
+                          : (uint32_t)fz_range(f, 0, 300);
+    l->num_kv_heads = (uint32_t)fz_range(f, big ? 4 : 0, 16);
     if (l->num_kv_heads && l->head_dim && (uint64_t)l->num_kv_heads * l->head_dim > MAX_ROW)
         l->num_kv_heads = MAX_ROW / l->head_dim ? MAX_ROW / l->head_dim : 1;
     l->block_size = (uint32_t)fz_range(f, 0, 40);
-    /* with many waves an eighth of the cases up to 320 tokens: the kernels of larger tiles take
-     * only calls of enough tiles a warp, on one multiprocessor from 2,273 items (fused_fp8_k's
-     * wide kernel), 2,041 (fused_bf16's 16-element kernel at head_dim 128) and 1,529 (its
-     * 32-element kernel), more than 48 tokens of 16 heads */
-    T = (uint32_t)fz_range(f, 0, fz_many_waves() && fz_range(f, 0, 7) == 0 ? 320 : 48);
+    T = (uint32_t)fz_range(f, 0, big ? 320 : 48);
     row = (uint64_t)l->num_kv_heads * l->head_dim;
     dense = row * l->block_size;
     l->num_blocks = fz_range(f, 0, 2 + (l->block_size ? 2u * T / l->block_size : 0));
@@ -63,8 +71,8 @@ static void build(fz *f, int op, pkvi_case *c)
     default: l->block_stride = 0;
     }
     c->f.num_tokens = T;
-    ks = fz_range(f, 0, 9) ? (fz_bool(f) ? 0 : row + fz_range(f, 0, 7)) : row / 2;
-    vs = fz_range(f, 0, 9) ? (fz_bool(f) ? 0 : row + fz_range(f, 0, 7)) : row / 2;
+    ks = big ? 0 : fz_range(f, 0, 9) ? (fz_bool(f) ? 0 : row + fz_range(f, 0, 7)) : row / 2;
+    vs = big ? 0 : fz_range(f, 0, 9) ? (fz_bool(f) ? 0 : row + fz_range(f, 0, 7)) : row / 2;
     c->f.k_row_stride = ks;
     c->f.v_row_stride = vs;
     c->f.rotary_dim = fz_range(f, 0, 15) ? 2 * (uint32_t)fz_range(f, 0, l->head_dim / 2)
@@ -95,17 +103,17 @@ static void build(fz *f, int op, pkvi_case *c)
     }
     c->k = zalloc(c->src_elems * 2);
     c->v = zalloc(c->src_elems * 2);
-    fz_bytes(f, c->k, c->src_elems * 2);
-    fz_bytes(f, c->v, c->src_elems * 2);
+    payload(f, c->k, c->src_elems * 2);
+    payload(f, c->v, c->src_elems * 2);
     c->wt = zalloc((size_t)l->head_dim * 2);
-    fz_bytes(f, c->wt, (size_t)l->head_dim * 2);
+    payload(f, c->wt, (size_t)l->head_dim * 2);
     c->pos[0] = zalloc((size_t)T * 4);
-    fz_bytes(f, c->pos[0], (size_t)T * 4);
+    payload(f, c->pos[0], (size_t)T * 4);
     if (op == PKV_OP_FUSED_MROPE_BF16 && fz_bool(f)) {
         c->pos[1] = zalloc((size_t)T * 4);
         c->pos[2] = zalloc((size_t)T * 4);
-        fz_bytes(f, c->pos[1], (size_t)T * 4);
-        fz_bytes(f, c->pos[2], (size_t)T * 4);
+        payload(f, c->pos[1], (size_t)T * 4);
+        payload(f, c->pos[2], (size_t)T * 4);
     } else {
         c->pos[1] = c->pos[2] = c->pos[0];
     }
@@ -122,7 +130,8 @@ static void build(fz *f, int op, pkvi_case *c)
             c->slots[t] = valid_slots_used - 1 < slots ? (int64_t)(valid_slots_used - 1) : -1;
         }
     }
-    c->shift = fz_bool(f);
+    c->shift = big ? 0 : fz_bool(f);
+    return big;
 }
 
 static void release(pkvi_case *c)
@@ -141,8 +150,7 @@ static void release(pkvi_case *c)
 /* PKV_FUZZ_MANY_WAVES (fz_many_waves): every valid case rotates the whole head (MRoPE sections
  * reset to interleaved if they no longer fit), the shape of the warp kernels' halves form,
  * which random rotary_dim values rarely give, and the launcher sees one multiprocessor, so that
- * these small cases take the kernels of calls of many waves (and some cases have more tokens:
- * build). */
+ * these small cases take the kernels of calls of many waves (and an eighth are large: build). */
 static void many_waves(int op, pkvi_case *c)
 {
     if (fz_many_waves() && pkv_fused_check((pkv_op)op, &c->f) == PKV_OK) {
@@ -155,14 +163,15 @@ static void many_waves(int op, pkvi_case *c)
 }
 
 /* The fused ops' cos/sin table for this input: none, or one bound from the input (read
- * last, so older corpus inputs mean what they meant: no table), every position folded below
+ * last, so older corpus inputs mean what they meant: no table; always one for a large case of
+ * many waves, build), every position folded below
  * twice the bound so that about half of them are in the table, and, with a GPU, the handle's
  * table built for the case's theta and rotary_dim over it (a table must never change a byte;
  * one for an invalid theta or rotary_dim fails to build, and then there is none). */
-static void rope_table(fz *f, int op, pkvi_case *c)
+static void rope_table(fz *f, int op, pkvi_case *c, int big)
 {
     pkv_cuda *h = fz_gpu();
-    uint32_t len = fz_bool(f) ? (uint32_t)fz_range(f, 1, 4096) : 0;
+    uint32_t len = big || fz_bool(f) ? (uint32_t)fz_range(f, 1, 4096) : 0;
     many_waves(op, c); /* before the table: it is built for the case's rotary_dim */
     for (int i = 0; len && i < 3; i++)
         if (i == 0 || c->pos[i] != c->pos[0])
@@ -178,8 +187,8 @@ static int run_op(int op, const uint8_t *data, size_t size)
     pkvi_case c;
     pkvi_outcome o;
     memset(&o, 0, sizeof o);
-    build(&f, op, &c);
-    if (op >= PKV_OP_FUSED_BF16) rope_table(&f, op, &c);
+    const int big = build(&f, op, &c);
+    if (op >= PKV_OP_FUSED_BF16) rope_table(&f, op, &c, big);
     pkvi_case_run(op, &c, fz_gpu(), &o);
     release(&c);
     if (o.ref_mismatches || o.gpu_mismatches) {
