@@ -24,6 +24,20 @@ static void *zalloc(size_t n)
     return p;
 }
 
+/* A large case's payload (build): n bytes of which at most a quarter of what is left comes from
+ * the front, the rest pkvi_rng's stream seeded by those bytes, so that the choices read after
+ * the payloads still come from the input. */
+static void payload_part(fz *f, void *dst, size_t n)
+{
+    uint8_t *d = dst;
+    const size_t k = n < f->n / 4 ? n : f->n / 4;
+    pkvi_rng r = {0xcbf29ce484222325ull};
+    fz_bytes(f, d, k);
+    for (size_t i = 0; i < k; i++) r.s = (r.s ^ d[i]) * 0x100000001b3ull;
+    r.s |= 1; /* a zero state stays zero */
+    for (size_t i = k; i < n; i++) d[i] = (uint8_t)(pkvi_rng_next(&r) >> 56);
+}
+
 static float pick_scale(fz *f)
 {
     static const float s[] = {1.0f, 0.01171875f, 0.3f, 7.0f, 1e-30f, 3e30f, 448.0f, 0x1p-126f,
@@ -38,7 +52,7 @@ static float pick_scale(fz *f)
  * 16-element kernel at head_dim 128, 1,529 for its 32-element kernel; at most 48 tokens of 16
  * heads are 768): up to 320 tokens of 4 to 16 heads of 64, 128 or 256 elements, dense aligned
  * rows, a cos/sin table (rope_table), and payloads that leave most of the input for the
- * choices after them (fz_bytes_part); slots, positions, values and scales as hostile as in the
+ * choices after them (payload_part); slots, positions, values and scales as hostile as in the
  * others. Returns whether the case is such a large one. */
 static int build(fz *f, int op, pkvi_case *c)
 {
@@ -52,7 +66,7 @@ static int build(fz *f, int op, pkvi_case *c)
     uint32_t T, valid_slots_used = 0;
     int fused = op >= PKV_OP_FUSED_BF16, valid;
     const int big = fused && fz_many_waves() && fz_range(f, 0, 7) == 0;
-    void (*payload)(fz *, void *, size_t) = big ? fz_bytes_part : fz_bytes;
+    void (*payload)(fz *, void *, size_t) = big ? payload_part : fz_bytes;
     memset(c, 0, sizeof *c);
     l->head_dim = big     ? FZ_PICK(f, big_hds)
                   : fused ? FZ_PICK(f, hds)

@@ -41,23 +41,6 @@ static inline void fz_bytes(fz *f, void *dst, size_t n)
     f->n -= k;
 }
 
-/* n payload bytes of which at most a quarter of what is left comes from the front, the rest a
- * xorshift stream seeded by those bytes: a large case keeps most of the input for the choices
- * made after its payloads. */
-static inline void fz_bytes_part(fz *f, void *dst, size_t n)
-{
-    uint8_t *d = (uint8_t *)dst;
-    const size_t k = n < f->n / 4 ? n : f->n / 4;
-    uint64_t s = 0xcbf29ce484222325ull;
-    fz_bytes(f, d, k);
-    for (size_t i = 0; i < k; i++) s = (s ^ d[i]) * 0x100000001b3ull;
-    if (!s) s = 1;
-    for (size_t i = k; i < n; i++) {
-        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-        d[i] = (uint8_t)(s >> 32);
-    }
-}
-
 #define FZ_PICK(f, array) ((array)[fz_range((f), 0, sizeof(array) / sizeof((array)[0]) - 1)])
 
 #endif
