@@ -4,7 +4,8 @@
  * baseline (the plain one-thread-per-element write, or the unfused norm -> rope -> store chain),
  * whose bytes must equal the op's. Input sets rotate so that large cases stream
  * from HBM. With --graph every launch is captured into a CUDA graph (one node per input set)
- * and the graph replays are timed, which is how engines run decode steps.
+ * and the graph replays are timed, which is how engines run decode steps; the copy too (one
+ * node per buffer offset).
  *
  *   pkv bench [--quick] [--graph] [--rope-table] [--op NAME] [--tokens N] [--heads N]
  *             [--runs N] [--csv FILE]
@@ -60,7 +61,13 @@ static stats summarise(float *us, int n)
 
 /* Event-to-event times of ITERS launches (after warm-up), or with graph of ITERS replays of
  * a graph holding one launch per input set, divided by the launches, into us[0 .. ITERS).
- * copy_bytes: time a device-to-device copy instead. */
+ * copy_bytes: time a device-to-device copy instead, the same way: with graph, a graph of one
+ * copy per buffer offset (copies launched one by one pay a launch cost that graph replays of
+ * the op do not, and made copy% 100-500% at decode sizes). On the H200 a graph's copy of a
+ * size that is not a multiple of 4 KiB ran at 2.5 TB/s where a multiple ran at 3.6-4.2
+ * (doc/PERFORMANCE.md), so there each copies copy_bytes rounded up to 4 KiB: a few bytes
+ * more than the op's half (under 0.13% from 16,384 tokens; at decode sizes a copy of 4 KiB
+ * takes the time of a smaller one). */
 static void timed(int what, const bench_case *b, int graph, void *st, uint64_t dst, uint64_t src,
                   size_t copy_bytes, float *us)
 {
@@ -71,13 +78,18 @@ static void timed(int what, const bench_case *b, int graph, void *st, uint64_t d
     size_t n = b->nsets;
     /* copies rotate through the scratch buffers like the ops through their sets, so that both
      * stream from HBM rather than L2 */
-    size_t span = (copy_bytes + 255) / 256 * 256, copies = pkvi_bench_sets(copy_bytes);
+    const size_t align = graph ? 4096 : 256;
+    size_t span = (copy_bytes + align - 1) / align * align, copies = pkvi_bench_sets(copy_bytes);
     if (span && SCRATCH_BYTES / span < copies) copies = SCRATCH_BYTES / span;
-    if (graph && !copy_bytes) {
+    if (graph && copy_bytes) n = copies;
+    if (graph) {
         if (pkvi_cuda_enter(pkvi_bench_gpu)) pkvi_bench_die("context");
         pkvi_bench_cu_check(cu->cuStreamBeginCapture(st, 0), "cuStreamBeginCapture");
+        for (size_t k = 0; k < n && copy_bytes; k++)
+            pkvi_bench_cu_check(cu->cuMemcpyDtoDAsync(dst + span * k, src + span * k, span, st),
+                                "cuMemcpyDtoDAsync");
         pkvi_cuda_leave(pkvi_bench_gpu);
-        for (size_t k = 0; k < n; k++)
+        for (size_t k = 0; k < n && !copy_bytes; k++)
             pkvi_bench_run(what, b, k, st, empty_out);
         pkvi_cuda_enter(pkvi_bench_gpu);
         pkvi_bench_cu_check(cu->cuStreamEndCapture(st, &g), "cuStreamEndCapture");
@@ -92,7 +104,7 @@ static void timed(int what, const bench_case *b, int graph, void *st, uint64_t d
         size_t off = span * ((size_t)(i + 5) % copies);
         pkvi_cuda_enter(pkvi_bench_gpu);
         cu->cuEventRecord(e0, st);
-        if (copy_bytes)
+        if (copy_bytes && !ge)
             pkvi_bench_cu_check(cu->cuMemcpyDtoD(dst + off, src + off, copy_bytes), "cuMemcpyDtoD");
         if (ge) pkvi_bench_cu_check(cu->cuGraphLaunch(ge, st), "cuGraphLaunch");
         pkvi_cuda_leave(pkvi_bench_gpu);
@@ -136,7 +148,7 @@ static void time_row(bench_case *b, int graph, void *st, unsigned runs, uint64_t
         }
         timed(RUN_EMPTY, b, graph, st, 0, 0, 0, sm[T_EMPTY].us + at);
         timed(RUN_FLOOR, b, graph, st, 0, 0, 0, sm[T_FLOOR].us + at);
-        timed(RUN_COPY, b, 0, NULL, dst, src, copy_bytes, sm[T_COPY].us + at);
+        timed(RUN_COPY, b, graph, st, dst, src, copy_bytes, sm[T_COPY].us + at);
     }
     for (int k = 0; k < T_COUNT; k++) {
         const stats none = {0, 0, 0};

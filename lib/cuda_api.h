@@ -57,6 +57,7 @@ typedef struct pkvi_cuda_api {
     pkvi_CUresult (*cuEventSynchronize)(pkvi_CUevent);
     pkvi_CUresult (*cuEventElapsedTime)(float *, pkvi_CUevent, pkvi_CUevent);
     pkvi_CUresult (*cuMemcpyDtoD)(pkvi_CUdeviceptr, pkvi_CUdeviceptr, size_t);
+    pkvi_CUresult (*cuMemcpyDtoDAsync)(pkvi_CUdeviceptr, pkvi_CUdeviceptr, size_t, pkvi_CUstream);
     pkvi_CUresult (*cuStreamCreate)(pkvi_CUstream *, unsigned);
     pkvi_CUresult (*cuStreamDestroy)(pkvi_CUstream);
     pkvi_CUresult (*cuStreamBeginCapture)(pkvi_CUstream, int); /* mode 0: global */

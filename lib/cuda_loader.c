@@ -60,6 +60,7 @@ static void load(void)
     SYM(cuEventSynchronize, "cuEventSynchronize");
     SYM(cuEventElapsedTime, "cuEventElapsedTime_v2");
     SYM(cuMemcpyDtoD, "cuMemcpyDtoD_v2");
+    SYM(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
     SYM(cuStreamCreate, "cuStreamCreate");
     SYM(cuStreamDestroy, "cuStreamDestroy_v2");
     SYM(cuStreamBeginCapture, "cuStreamBeginCapture_v2");
