@@ -35,7 +35,10 @@ static void payload_part(fz *f, void *dst, size_t n)
     fz_bytes(f, d, k);
     for (size_t i = 0; i < k; i++) r.s = (r.s ^ d[i]) * 0x100000001b3ull;
     r.s |= 1; /* a zero state stays zero */
-    for (size_t i = k; i < n; i++) d[i] = (uint8_t)(pkvi_rng_next(&r) >> 56);
+    for (size_t i = k; i < n; i += 8) { /* a generator value fills 8 bytes, high byte first */
+        const uint64_t v = pkvi_rng_next(&r);
+        for (size_t j = 0; j < 8 && i + j < n; j++) d[i + j] = (uint8_t)(v >> (56 - 8 * j));
+    }
 }
 
 static float pick_scale(fz *f)

@@ -22,10 +22,7 @@
 // computed at the top of the iteration into local memory, for all 4 sub-tiles, where few
 // values are live. MRoPE: a token of three different positions (an image patch) has each
 // pair's cos and sin loaded from its stream's row into registers, also a sub-tile ahead.
-#include "kernels.cuh"
-#include "fused_common.cuh"
-#include "mrope_cs.cuh"
-#include "cp_async.cuh"
+#include "halves_tile.cuh"
 
 // Copy a tile's K into a stage: sub-tile s, lane 4 sub + j: units j (first half) and 4 + j
 // (second) of item 8 s + sub at st[s][lane] and st[s][32 + lane], the layout of the halves

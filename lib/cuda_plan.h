@@ -24,6 +24,13 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
                                 uint64_t slots, uint64_t k_cache, uint64_t v_cache, uint64_t oob,
                                 pkvk_fused_params *p, pkvi_plan *plan);
 
+/* The warp kernels for a fused call whose K, weight and cache rows allow 16-byte access and
+ * whose handle has a cos/sin table (lib/cuda_warp_plan.c): 1 with the plan and p's group and
+ * divisors set, 0 when none applies. epc: the elements a chunk of the tree covers (32; 64 for
+ * op 8's pair leaves). */
+int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsigned epc,
+                        uint64_t items, pkvk_fused_params *p, pkvi_plan *plan);
+
 /* The device's sin and cos (together and alone), rsqrt, BF16, E4M3 and BF16 decode of each of
  * n inputs: out[8 * i ..] (kernels/numerics.cu). Synchronous. */
 pkv_status pkvi_cuda_numerics(pkv_cuda *h, const uint32_t *in, uint32_t n, uint32_t *out);
