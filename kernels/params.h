@@ -11,7 +11,8 @@
 #define PKVK_MAX_PAIRS 256 /* PKV_MAX_FUSED_HEAD_DIM / 2 */
 
 /* The warp kernels' threads per block (kernels/fused_warp.cu): a call of fewer warps takes one
- * block of as many warps (lib/cuda_ops.c), so a block's first warp is blockIdx.x times this */
+ * block of as many warps (lib/cuda_warp_plan.c), so a block's first warp is blockIdx.x times
+ * this */
 #define PKVK_WARP_THREADS 256
 /* The halves kernels' blocks per multiprocessor (their launch bounds): their grid is one wave
  * of that many blocks per multiprocessor at most (kernels/fused_halves.cu) */

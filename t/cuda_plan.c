@@ -1,10 +1,10 @@
 /* The CUDA launcher's kernel choice for fused calls whose buffers are 16-byte aligned
- * (lib/cuda_ops.c): the warp kernels with a matching cos/sin table and at most 16 heads, in
- * their _small form when the call fits one wave, else in the halves form where the whole head
- * is rotated and each half is whole chunks; the 16-byte block kernels for MRoPE in one wave, more
- * heads, no table, and item counts past the warp kernels' 32-bit indices; the element kernels
- * whenever a slot, stride or row could leave the 16-byte kernels' 32 x 32-bit offset
- * arithmetic. Only descriptors and plans: nothing is launched and the addresses are never
+ * (lib/cuda_ops.c, lib/cuda_warp_plan.c): the warp kernels with a matching cos/sin table and at
+ * most 16 heads, in their _small form when the call fits one wave, else in the halves form where
+ * the whole head is rotated and each half is whole chunks; the 16-byte block kernels for MRoPE in
+ * one wave, more heads, no table, and item counts past the warp kernels' 32-bit indices; the
+ * element kernels whenever a slot, stride or row could leave the 16-byte kernels' 32 x 32-bit
+ * offset arithmetic. Only descriptors and plans: nothing is launched and the addresses are never
  * dereferenced, so pools far beyond the device's memory can be described. That each kernel
  * writes the reference's bytes is for t/cuda_ops, t/cuda_rope_table, pkv check and the
  * fuzzers; this test keeps the 32-bit kernels away from calls they cannot address. */

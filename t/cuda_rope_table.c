@@ -130,7 +130,7 @@ static void ops(pkv_cuda *h)
        out.gpu_mismatches);
 }
 
-/* The kernel lib/cuda_ops.c gives op 5 or 7 for a call of `items` items whose row lists
+/* The kernel lib/cuda_warp_plan.c gives op 5 or 7 for a call of `items` items whose row lists
  * `listed`, its kernel for large calls: the kernels of larger tiles take calls of enough tiles a
  * warp of their one wave (fused_fp8_k's wide kernel 3; at head_dim 128 the 16-element kernels
  * 8 for fused_bf16 (its own), 3 for fused_fp8_k; the 32-element kernel 8), else the next
