@@ -63,7 +63,7 @@ static stats summarise(float *us, int n)
  * a graph holding one launch per input set, divided by the launches, into us[0 .. ITERS).
  * copy_bytes: time a device-to-device copy instead, the same way: with graph, a graph of one
  * copy per buffer offset (copies launched one by one pay a launch cost that graph replays of
- * the op do not, and made copy% 100-500% at decode sizes). On the H200 a graph's copy of a
+ * the op do not, and made copy% 250-600% at one token). On the H200 a graph's copy of a
  * size that is not a multiple of 4 KiB ran at 2.5 TB/s where a multiple ran at 3.6-4.2
  * (doc/PERFORMANCE.md), so there each copies copy_bytes rounded up to 4 KiB: a few bytes
  * more than the op's half (under 0.13% from 16,384 tokens; at decode sizes a copy of 4 KiB
