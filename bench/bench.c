@@ -85,12 +85,14 @@ static void timed(int what, const bench_case *b, int graph, void *st, uint64_t d
     if (graph) {
         if (pkvi_cuda_enter(pkvi_bench_gpu)) pkvi_bench_die("context");
         pkvi_bench_cu_check(cu->cuStreamBeginCapture(st, 0), "cuStreamBeginCapture");
-        for (size_t k = 0; k < n && copy_bytes; k++)
-            pkvi_bench_cu_check(cu->cuMemcpyDtoDAsync(dst + span * k, src + span * k, span, st),
-                                "cuMemcpyDtoDAsync");
+        if (copy_bytes)
+            for (size_t k = 0; k < n; k++)
+                pkvi_bench_cu_check(cu->cuMemcpyDtoDAsync(dst + span * k, src + span * k, span, st),
+                                    "cuMemcpyDtoDAsync");
         pkvi_cuda_leave(pkvi_bench_gpu);
-        for (size_t k = 0; k < n && !copy_bytes; k++)
-            pkvi_bench_run(what, b, k, st, empty_out);
+        if (!copy_bytes)
+            for (size_t k = 0; k < n; k++)
+                pkvi_bench_run(what, b, k, st, empty_out);
         pkvi_cuda_enter(pkvi_bench_gpu);
         pkvi_bench_cu_check(cu->cuStreamEndCapture(st, &g), "cuStreamEndCapture");
         pkvi_bench_cu_check(cu->cuGraphInstantiateWithFlags(&ge, g, 0), "cuGraphInstantiate");
