@@ -3,9 +3,10 @@
  * way, a floor kernel (the loads every launch of the op waits for: a lower bound), and a
  * baseline (the plain one-thread-per-element write, or the unfused norm -> rope -> store chain),
  * whose bytes must equal the op's. Input sets rotate so that large cases stream
- * from HBM. With --graph every launch is captured into a CUDA graph (one node per input set)
- * and the graph replays are timed, which is how engines run decode steps; the copy too (one
- * node per buffer offset).
+ * from HBM. Each launch is queued behind a short spin kernel, so that its events time the
+ * GPU, not the host's submission. With --graph every launch is captured into a CUDA graph (the
+ * input sets in turn, at least 16 nodes) and the graph replays are timed, which is how engines
+ * run decode steps; the copy too (the buffer offsets in turn).
  *
  *   pkv bench [--quick] [--graph] [--rope-table] [--op NAME] [--tokens N] [--heads N]
  *             [--runs N] [--csv FILE]
@@ -31,6 +32,7 @@
 #include <time.h>
 
 #define ITERS 40
+#define GRAPH_NODES 16 /* at least, a graph (timed) */
 
 typedef struct stats {
     float median, p10, p90; /* microseconds per launch (per op for the chain) */
@@ -60,39 +62,50 @@ static stats summarise(float *us, int n)
 }
 
 /* Event-to-event times of ITERS launches (after warm-up), or with graph of ITERS replays of
- * a graph holding one launch per input set, divided by the launches, into us[0 .. ITERS).
- * copy_bytes: time a device-to-device copy instead, the same way: with graph, a graph of one
- * copy per buffer offset (copies launched one by one pay a launch cost that graph replays of
- * the op do not, and made copy% 250-600% at one token). On the H200 a graph's copy of a
- * size that is not a multiple of 4 KiB ran at 2.5 TB/s where a multiple ran at 3.6-4.2
- * (doc/PERFORMANCE.md), so there each copies copy_bytes rounded up to 4 KiB: a few bytes
- * more than the op's half (under 0.13% from 16,384 tokens; at decode sizes a copy of 4 KiB
- * takes the time of a smaller one). */
+ * a graph of launches over the input sets, divided by the launches, into us[0 .. ITERS).
+ * Each launch (or replay) is queued behind pkvk_delay, which holds the stream until the host
+ * has queued the launch and both events: otherwise the first event completes while the host is
+ * still submitting, and the time between the events is partly the host's (on the H200 4-7 us
+ * a single launch, about 2.4 us a graph replay: the op and its copy carried them before the
+ * twenty-fourth session). If the first event has completed by the time the second is queued,
+ * the hold was too short: it is doubled and the launch timed again.
+ * A graph holds at least GRAPH_NODES launches (the sets, or the copy's offsets, in turn): on
+ * the H200 a replay cost about 2 us beyond its nodes, which a graph of one node (the largest
+ * cases have one set) carried whole, and the copy's graph, of twice the offsets, half of.
+ * copy_bytes: time a device-to-device copy instead, the same way: with graph, a graph of
+ * copies (copies launched one by one pay a launch cost that graph replays of the op do not,
+ * and made copy% 250-600% at one token). On the H200 a copy of a size that is not a multiple
+ * of 4 KiB ran at 2.5-2.8 TB/s where a multiple ran at 3.6-4.2 (doc/PERFORMANCE.md), so each
+ * copies copy_bytes rounded up to 4 KiB: a few bytes more than the op's half (under 0.13% from
+ * 16,384 tokens; at decode sizes a copy of 4 KiB takes the time of a smaller one). */
 static void timed(int what, const bench_case *b, int graph, void *st, uint64_t dst, uint64_t src,
                   size_t copy_bytes, float *us)
 {
+    static unsigned long long hold_ns = 20000;
     const pkvi_cuda_api *cu = pkvi_bench_gpu->cu;
     pkvi_CUevent e0, e1;
     pkvi_CUgraph g = NULL;
     pkvi_CUgraphExec ge = NULL;
-    size_t n = b->nsets;
+    size_t n = b->nsets, sets;
     /* copies rotate through the scratch buffers like the ops through their sets, so that both
      * stream from HBM rather than L2 */
-    const size_t align = graph ? 4096 : 256;
-    size_t span = (copy_bytes + align - 1) / align * align, copies = pkvi_bench_sets(copy_bytes);
+    size_t span = (copy_bytes + 4095) / 4096 * 4096, copies = pkvi_bench_sets(copy_bytes);
     if (span && SCRATCH_BYTES / span < copies) copies = SCRATCH_BYTES / span;
     if (graph && copy_bytes) n = copies;
+    sets = n;
+    if (graph) n = (GRAPH_NODES + sets - 1) / sets * sets;
     if (graph) {
         if (pkvi_cuda_enter(pkvi_bench_gpu)) pkvi_bench_die("context");
         pkvi_bench_cu_check(cu->cuStreamBeginCapture(st, 0), "cuStreamBeginCapture");
         if (copy_bytes)
             for (size_t k = 0; k < n; k++)
-                pkvi_bench_cu_check(cu->cuMemcpyDtoDAsync(dst + span * k, src + span * k, span, st),
+                pkvi_bench_cu_check(cu->cuMemcpyDtoDAsync(dst + span * (k % sets),
+                                                          src + span * (k % sets), span, st),
                                     "cuMemcpyDtoDAsync");
         pkvi_cuda_leave(pkvi_bench_gpu);
         if (!copy_bytes)
             for (size_t k = 0; k < n; k++)
-                pkvi_bench_run(what, b, k, st, empty_out);
+                pkvi_bench_run(what, b, k % sets, st, empty_out);
         pkvi_cuda_enter(pkvi_bench_gpu);
         pkvi_bench_cu_check(cu->cuStreamEndCapture(st, &g), "cuStreamEndCapture");
         pkvi_bench_cu_check(cu->cuGraphInstantiateWithFlags(&ge, g, 0), "cuGraphInstantiate");
@@ -102,24 +115,37 @@ static void timed(int what, const bench_case *b, int graph, void *st, uint64_t d
     pkvi_bench_cu_check(cu->cuEventCreate(&e0, 0), "cuEventCreate");
     pkvi_bench_cu_check(cu->cuEventCreate(&e1, 0), "cuEventCreate");
     pkvi_cuda_leave(pkvi_bench_gpu);
-    for (int i = -5; i < ITERS; i++) {
+    for (int i = -5; i < ITERS;) {
         size_t off = span * ((size_t)(i + 5) % copies);
+        pkvi_CUresult reached;
+        pkvi_bench_hold(st, hold_ns);
         pkvi_cuda_enter(pkvi_bench_gpu);
         cu->cuEventRecord(e0, st);
         if (copy_bytes && !ge)
-            pkvi_bench_cu_check(cu->cuMemcpyDtoD(dst + off, src + off, copy_bytes), "cuMemcpyDtoD");
+            pkvi_bench_cu_check(cu->cuMemcpyDtoDAsync(dst + off, src + off, span, st),
+                                "cuMemcpyDtoDAsync");
         if (ge) pkvi_bench_cu_check(cu->cuGraphLaunch(ge, st), "cuGraphLaunch");
         pkvi_cuda_leave(pkvi_bench_gpu);
         if (!copy_bytes && !ge) pkvi_bench_run(what, b, (size_t)(i + 5) % n, st, empty_out);
         pkvi_cuda_enter(pkvi_bench_gpu);
         cu->cuEventRecord(e1, st);
+        reached = cu->cuEventQuery(e0);
         pkvi_bench_cu_check(cu->cuEventSynchronize(e1), "cuEventSynchronize");
+        if (reached != PKVI_CUDA_ERROR_NOT_READY) {
+            pkvi_bench_cu_check(reached, "cuEventQuery");
+            pkvi_cuda_leave(pkvi_bench_gpu);
+            if (hold_ns >= 100000000ull)
+                pkvi_bench_die("the host took over 0.1 s to queue a launch");
+            hold_ns *= 2;
+            continue;
+        }
         if (i >= 0) {
             float ms;
             cu->cuEventElapsedTime(&ms, e0, e1);
             us[i] = ms * 1000.0f / (float)(ge ? n : 1);
         }
         pkvi_cuda_leave(pkvi_bench_gpu);
+        i++;
     }
     pkvi_cuda_enter(pkvi_bench_gpu);
     cu->cuEventDestroy(e0);

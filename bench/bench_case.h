@@ -49,6 +49,8 @@ void pkvi_bench_teardown(bench_case *b);
 /* Launch what (RUN_OP, RUN_BASELINE, or RUN_EMPTY or RUN_FLOOR writing to empty_out) on input
  * set k. */
 void pkvi_bench_run(int what, const bench_case *b, size_t k, void *stream, uint64_t empty_out);
+/* Queue pkvk_delay on the stream: the GPU waits ns nanoseconds there (bench.c, timed) */
+void pkvi_bench_hold(void *stream, unsigned long long ns);
 /* 1 when the baseline writes the op's bytes into set 0's pools. */
 int pkvi_bench_baseline_agrees(const bench_case *b);
 

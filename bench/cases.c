@@ -246,6 +246,12 @@ static void run_floor(const bench_case *b, const set *s, void *st, uint64_t out)
     }
 }
 
+void pkvi_bench_hold(void *st, unsigned long long ns)
+{
+    void *args[1] = {&ns};
+    launch_one(PKVI_K_DELAY, args, st);
+}
+
 void pkvi_bench_run(int what, const bench_case *b, size_t k, void *st, uint64_t empty_out)
 {
     if (what == RUN_OP && run_op(b, &b->s[k], st)) pkvi_bench_die("launch");

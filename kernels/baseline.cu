@@ -123,3 +123,17 @@ extern "C" __global__ void pkvk_floor(uint64_t slots, uint64_t src, uint64_t pos
     if (table) v ^= __float_as_uint(((const float *)table)[(uint64_t)at * row_floats]);
     ((unsigned *)out)[(unsigned)slot & 0xffffu] = v;
 }
+
+// pkv bench's hold: one thread spins for ns nanoseconds of the global timer, so that the
+// timed launch and the events around it are queued on the stream before the GPU reaches them,
+// and the time between the events is the GPU's alone (without it, an event recorded before a
+// launch completes while the host is still submitting the launch, and on the H200 every
+// single launch carried 4-7 us of host time)
+extern "C" __global__ void pkvk_delay(unsigned long long ns)
+{
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < ns);
+}

@@ -24,6 +24,7 @@ typedef void *pkvi_CUgraphExec;
 #define PKVI_CU_ATTR_CC_MAJOR 75
 #define PKVI_CU_ATTR_CC_MINOR 76
 #define PKVI_CUDA_ERROR_NO_DEVICE 100
+#define PKVI_CUDA_ERROR_NOT_READY 600
 
 typedef struct pkvi_cuda_api {
     pkvi_CUresult (*cuInit)(unsigned);
@@ -55,6 +56,7 @@ typedef struct pkvi_cuda_api {
     pkvi_CUresult (*cuEventDestroy)(pkvi_CUevent);
     pkvi_CUresult (*cuEventRecord)(pkvi_CUevent, pkvi_CUstream);
     pkvi_CUresult (*cuEventSynchronize)(pkvi_CUevent);
+    pkvi_CUresult (*cuEventQuery)(pkvi_CUevent); /* 0: reached; PKVI_CUDA_ERROR_NOT_READY */
     pkvi_CUresult (*cuEventElapsedTime)(float *, pkvi_CUevent, pkvi_CUevent);
     pkvi_CUresult (*cuMemcpyDtoD)(pkvi_CUdeviceptr, pkvi_CUdeviceptr, size_t);
     pkvi_CUresult (*cuMemcpyDtoDAsync)(pkvi_CUdeviceptr, pkvi_CUdeviceptr, size_t, pkvi_CUstream);

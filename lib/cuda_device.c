@@ -29,7 +29,7 @@ static const char *const kernel_names[PKVI_K_COUNT] = {
     "pkvk_numerics",                "pkvk_rope_table",
     "pkvk_naive_write",             "pkvk_chain_norm",
     "pkvk_chain_rope",              "pkvk_chain_store",
-    "pkvk_floor"};
+    "pkvk_floor",                   "pkvk_delay"};
 
 #define CU(call, what)                                                                         \
     do {                                                                                       \

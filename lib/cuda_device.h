@@ -44,6 +44,7 @@ enum {
     PKVI_K_CHAIN_ROPE,
     PKVI_K_CHAIN_STORE,
     PKVI_K_FLOOR, /* pkv bench's lower bound at decode sizes */
+    PKVI_K_DELAY, /* pkv bench: holds the stream while the timed work is queued behind it */
     PKVI_K_COUNT
 };
 

@@ -58,6 +58,7 @@ static void load(void)
     SYM(cuEventDestroy, "cuEventDestroy_v2");
     SYM(cuEventRecord, "cuEventRecord");
     SYM(cuEventSynchronize, "cuEventSynchronize");
+    SYM(cuEventQuery, "cuEventQuery");
     SYM(cuEventElapsedTime, "cuEventElapsedTime_v2");
     SYM(cuMemcpyDtoD, "cuMemcpyDtoD_v2");
     SYM(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
