@@ -123,15 +123,8 @@ pkv_status pkvi_cuda_write_plan(pkv_cuda *h, pkv_op op, const pkv_write_desc *d,
     plan->block = 256;
     if (rows_vec8(&g) && k.stride % 8 == 0 && v.stride % 8 == 0 && vec8(key, 2) && vec8(value, 2) &&
         vec8(k_cache, pkvi_cache_elem_bytes(op)) && vec8(v_cache, pkvi_cache_elem_bytes(op))) {
-        const uint64_t n = (uint64_t)d->num_tokens * (g.row / 8);
         plan->kernel = PKVI_K_WRITE_VEC;
-        plan->grid = grid_for(n);
-        /* a call that blocks of 256 would give to fewer multiprocessors than the GPU has (decode
-         * sizes) takes blocks of 64, spread over up to four times as many */
-        if (plan->grid < (unsigned)h->sm_count) {
-            plan->block = 64;
-            plan->grid = (unsigned)((n + 63) / 64);
-        }
+        plan->grid = grid_for((uint64_t)d->num_tokens * (g.row / 8));
     } else {
         plan->kernel = PKVI_K_WRITE;
         plan->grid = d->num_tokens;

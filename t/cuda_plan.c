@@ -301,40 +301,10 @@ static void offsets(pkv_cuda *h)
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED, "  block stride 2^32: element kernel");
 }
 
-/* ops 2-4, 16-byte kernel: blocks of 64 threads where blocks of 256 would not cover the
- * multiprocessors, else 256; a thread per 8 elements either way (the kernel strides the grid) */
-static void writes(pkv_cuda *h)
-{
-    static const uint32_t toks[4] = {1, 64, 256, 16384};
-    const uint64_t a = 1ull << 20;
-    for (unsigned i = 0; i < 4; i++) {
-        pkv_write_desc d;
-        pkvk_write_params p;
-        pkvi_plan plan;
-        uint64_t n = (uint64_t)toks[i] * 1024 / 8, wide = (n + 255) / 256;
-        memset(&d, 0, sizeof d);
-        d.cache.num_kv_heads = 8;
-        d.cache.head_dim = 128;
-        d.cache.block_size = 16;
-        d.cache.num_blocks = toks[i] / 16u + 1u;
-        d.num_tokens = toks[i];
-        d.k_scale = d.v_scale = 1.0f;
-        if (pkvi_cuda_write_plan(h, PKV_OP_WRITE_BF16, &d, a, a, a, a, a, 0, &p, &plan) != PKV_OK)
-            bail("%s", pkv_last_error());
-        ok(plan.kernel == PKVI_K_WRITE_VEC &&
-               plan.block == (wide < (uint64_t)h->sm_count ? 64u : 256u) &&
-               (uint64_t)plan.grid * plan.block >= n && (uint64_t)(plan.grid - 1) * plan.block < n,
-           "write_bf16 8 x 128 x %u: the 16-byte kernel, %u blocks of %u threads (%d "
-           "multiprocessors)",
-           toks[i], plan.grid, plan.block, h->sm_count);
-    }
-}
-
 int main(void)
 {
     pkv_cuda *h = gpu_open_or_skip();
     with_table(h);
-    writes(h);
     offsets(h);
     pkv_cuda_close(h);
     return done_testing();
