@@ -65,14 +65,13 @@ static stats summarise(float *us, int n)
  * a graph of launches over the input sets, divided by the launches, into us[0 .. ITERS).
  * Each launch (or replay) is queued behind pkvk_delay, which holds the stream until the host
  * has queued the launch and both events: otherwise the first event completes while the host is
- * still submitting, and the time between the events is partly the host's (on the H200 4-7 us
- * a single launch, about 2.4 us a graph replay: the op and its copy carried them before the
- * twenty-fourth session). If the first event has completed by the time the second is queued,
- * the hold was too short: it is doubled and the launch timed again.
- * A graph holds at least GRAPH_NODES launches (the sets, or the copy's offsets, in turn): on
- * the H200 a replay cost about 2 us beyond its nodes, which a graph of one node (the largest
- * cases have one set) carried whole, and the copy's graph, of twice the offsets, half of.
- * copy_bytes: time a device-to-device copy instead, the same way: with graph, a graph of
+ * still submitting, and the time between the events is partly the host's (on the H200 3-5 us
+ * a single launch: the op and its copy carried it before the twenty-fourth session). If the first
+ * event has completed by the time the second is queued, the hold was too short: it is doubled and
+ * the launch timed again. A graph holds at least GRAPH_NODES launches (the sets, or the copy's
+ * offsets, in turn): on the H200 a replay cost about 2 us beyond its nodes, which a graph of one
+ * node (the largest cases have one set) carried whole, and the copy's graph, of twice the offsets,
+ * half of. copy_bytes: time a device-to-device copy instead, the same way: with graph, a graph of
  * copies (copies launched one by one pay a launch cost that graph replays of the op do not,
  * and made copy% 250-600% at one token). On the H200 a copy of a size that is not a multiple
  * of 4 KiB ran at 2.5-2.8 TB/s where a multiple ran at 3.6-4.2 (doc/PERFORMANCE.md), so each

@@ -124,11 +124,11 @@ extern "C" __global__ void pkvk_floor(uint64_t slots, uint64_t src, uint64_t pos
     ((unsigned *)out)[(unsigned)slot & 0xffffu] = v;
 }
 
-// pkv bench's hold: one thread spins for ns nanoseconds of the global timer, so that the
-// timed launch and the events around it are queued on the stream before the GPU reaches them,
-// and the time between the events is the GPU's alone (without it, an event recorded before a
-// launch completes while the host is still submitting the launch, and on the H200 every
-// single launch carried 4-7 us of host time)
+// pkv bench's hold: the launch's one warp spins for ns nanoseconds of the global timer, so
+// that the timed launch and the events around it are queued on the stream before the GPU
+// reaches them, and the time between the events is the GPU's alone (without it, an event
+// recorded before a launch completes while the host is still submitting the launch, and on
+// the H200 every single launch carried 3-5 us of host time)
 extern "C" __global__ void pkvk_delay(unsigned long long ns)
 {
     unsigned long long t0, t;
