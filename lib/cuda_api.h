@@ -58,7 +58,6 @@ typedef struct pkvi_cuda_api {
     pkvi_CUresult (*cuEventSynchronize)(pkvi_CUevent);
     pkvi_CUresult (*cuEventQuery)(pkvi_CUevent); /* 0: reached; PKVI_CUDA_ERROR_NOT_READY */
     pkvi_CUresult (*cuEventElapsedTime)(float *, pkvi_CUevent, pkvi_CUevent);
-    pkvi_CUresult (*cuMemcpyDtoD)(pkvi_CUdeviceptr, pkvi_CUdeviceptr, size_t);
     pkvi_CUresult (*cuMemcpyDtoDAsync)(pkvi_CUdeviceptr, pkvi_CUdeviceptr, size_t, pkvi_CUstream);
     pkvi_CUresult (*cuStreamCreate)(pkvi_CUstream *, unsigned);
     pkvi_CUresult (*cuStreamDestroy)(pkvi_CUstream);

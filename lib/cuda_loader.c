@@ -60,7 +60,6 @@ static void load(void)
     SYM(cuEventSynchronize, "cuEventSynchronize");
     SYM(cuEventQuery, "cuEventQuery");
     SYM(cuEventElapsedTime, "cuEventElapsedTime_v2");
-    SYM(cuMemcpyDtoD, "cuMemcpyDtoD_v2");
     SYM(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
     SYM(cuStreamCreate, "cuStreamCreate");
     SYM(cuStreamDestroy, "cuStreamDestroy_v2");
