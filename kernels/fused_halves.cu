@@ -9,9 +9,10 @@
 // thread's two halves and the lower levels shuffle; when the head is one chunk, see below.
 // A chunk of 32 leaves lies on 4 lanes (E = 8: a lane reads one word of each of the chunk's
 // 4 units, so levels 16 and 8 add in the lane and levels 4 and 2 shuffle 2 values; op 8's
-// pair leaves: the two top levels shuffle), on 2 (E = 16: a lane reads the chunk's units j and
-// j + 2, so the top level adds in the lane and only level 8 shuffles), or on 1 (E = 32: no
-// shuffle).
+// chunk of 32 pair leaves lies on 8 lanes, each reading one word of 4 of its 8 units, so
+// levels 16 and 8 add in the lane and 4, 2 and 1 shuffle one value), on 2 (E = 16: a lane
+// reads the chunk's units j and j + 2, so the top level adds in the lane and only level 8
+// shuffles), or on 1 (E = 32: no shuffle).
 //
 // Pipelined: the launcher gives at most one wave of blocks, and each warp walks its tiles (32 /
 // group items each) a grid's warps apart. The K (and V) rows of the next tile are copied into
@@ -21,11 +22,11 @@
 // elements each later unit's cos and sin a unit ahead. Warps that each waited for one item's
 // loads, worked, stored and exited left the memory system idle between (on the H200, 18% of
 // that kernel's stall samples were waits for K and 18% for the table row). Op 8's lanes
-// copy and read only their own 16-byte slots; in the other kernels the tree reads other
-// lanes' slots, ordered by warp barriers. A position past the table has its pairs' cos and sin
-// computed at the top of the iteration, where few values are live (with 16 or 32 elements into
-// local memory, read back like a table row), so the rare path does not raise the kernel's
-// register count nor put calls between the units.
+// copy only their own 16-byte slots, and at head_dim 64 read only them; otherwise the tree
+// reads other lanes' slots, ordered by warp barriers. A position past the table has its pairs'
+// cos and sin computed at the top of the iteration, where few values are live (with 16 or 32
+// elements into local memory, read back like a table row), so the rare path does not raise the
+// kernel's register count nor put calls between the units.
 //
 // MRoPE (op 6) is the same kernel: a token whose three positions are equal (a text token) is
 // one row, as for one stream. A token of three different positions in the table (an image
@@ -54,20 +55,25 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     constexpr int B = E / 8, L = OP8 ? E / 2 : E, CT = 32 / L, U = OP8 ? 4 * B : 2 * B;
     constexpr unsigned W = T / 32;
     constexpr bool WORDS = !OP8 && E == 8; // the tree of word reads when chunks span 4 lanes
+    // op 8's tree of word reads when chunks span 8 lanes (head_dim 128 or more)
+    const bool pwords = OP8 && E == 8 && (GC ? GC : p.group) >= 8u;
     // A tile's item (token, head) is found once, two tiles ahead, and carried to the tiles that
     // use it (2 x 3 registers across the loop), where these kernels divided each item by the
     // head count three times: on the H200 at 65,536 tokens 16 x 64 fused_bf16 and fused_fp8_k
     // 4-6% faster; but op 8 then spills, and finds them anew
     constexpr bool CARRY = !OP8;
     // LATE: the next tile's copies are issued after this tile's cos/sin loads, so the loads the
-    // tree is followed by are not queued behind them (16 or 32 elements, ops 5 and 7: the
-    // launcher's kernel for fused_fp8_k; fused_bf16 at head_dim 128 takes the 16-element
-    // kernel without). MRoPE's and op 8's keep them first (spills otherwise)
-    static_assert(!LATE || (!OP8 && !MROPE && B > 1), "LATE: ops 5 and 7, 16 or 32 elements");
+    // tree is followed by are not queued behind them: the launcher's 16- and 32-element kernels
+    // for fused_fp8_k, the g4 kernel (16 x 64 fused_bf16 0.7-0.9% faster on the H200 from 16,384
+    // tokens, fused_fp8_k as fast), and op 8's (8 x 128 x 16,384 3.1% faster with its word tree,
+    // 16 x 64 1.9%; its 4 bytes of spills cost nothing measurable); fused_bf16 at head_dim 128
+    // takes the 16-element kernel without (below). MRoPE keeps them first: its 16-element kernel
+    // spilled 12 bytes and ran 6.6-7.9% slower at 8 x 128 (doc/PERFORMANCE.md)
+    static_assert(!LATE || !MROPE, "LATE: ops 5, 7 and 8");
     static_assert(!MROPE || E <= 16, "MRoPE: 8 or 16 elements a thread");
-    // each stage U * 512 bytes from a 64-byte boundary: the word tree's slot addresses are one
+    // each stage U * 512 bytes from a 128-byte boundary: the word trees' slot addresses are one
     // address XOR the slot number (below)
-    __shared__ __align__(64) uint4 stages[W][2][U * 32];
+    __shared__ __align__(128) uint4 stages[W][2][U * 32];
     // 1 + w: row hf 2B + 2b + k of lane j's unit b G + j (G = head_dim / (2 E) <= 32 / B)
     __shared__ float4 w1[4 * B][32 / B];
     // MRoPE's shared rows for tokens of three positions (pkvk_mrope_merge), with 8 elements (a
@@ -122,7 +128,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     }
     __syncthreads();
     for (unsigned stage = 0; tile < tiles; tile += nw, stage ^= 1u) {
-        if (B > 1 || WORDS) __syncwarp(); // the other stage's slots: read by the last tree
+        if (B > 1 || WORDS || pwords) __syncwarp(); // the other stage: read by the last tree
         if constexpr (!CARRY) {
             a0 = pkvk_halves_item_of(p, tile, tiles, ipw, sub, total);
             a1 = pkvk_halves_item_of(p, tile + nw, tiles, ipw, sub, total);
@@ -181,10 +187,16 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
         } else {
             pkvk_cp_async_wait_n<1>();
         }
-        if (B > 1 || WORDS) __syncwarp(); // every lane's copies of this stage have arrived
+        if (B > 1 || WORDS || pwords) __syncwarp(); // every lane's copies of this stage arrived
         const uint4 *cur = stages[wid][stage];
         float sum;
-        if (WORDS && G >= 4) {
+        if (pwords) {
+            // chunks of 32 pair leaves on 8 lanes: the pair word tree, then the butterfly over
+            // the chunks
+            sum = pkvk_pair_word_tree(cur, lane);
+            for (unsigned off = G / CT >> 1; off; off >>= 1) // chunks of the first half
+                sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, off * CT));
+        } else if (WORDS && G >= 4) {
             // each half's chunks of 32 leaves on 4 lanes: the word tree, then the butterfly
             // over the chunks
             sum = pkvk_word_tree(cur, lane);
@@ -329,7 +341,7 @@ PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16_early, false, false, 16, PKVK_HALVE
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves32, false, false, 32, PKVK_HALVES32_THREADS,
                          PKVK_HALVES32_BLOCKS_PER_SM, 0, true)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves, true, false, 8, PKVK_WARP_THREADS,
-                         PKVK_HALVES_BLOCKS_PER_SM, 0, false)
+                         PKVK_HALVES_BLOCKS_PER_SM, 0, true)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves, false, true, 8, PKVK_WARP_THREADS,
                          PKVK_MROPE_HALVES_BLOCKS_PER_SM, 0, false)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves16, false, true, 16, PKVK_HALVES16_THREADS,
@@ -338,4 +350,4 @@ PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves16, false, true, 16, PKVK_HALVES
 // the group size a constant, folded into every lane index, tile count and loop of the body
 // (on the H200 at 16 x 64 x 65,536: 4.9% fewer instructions for fused_fp8_k)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves_g4, false, false, 8, PKVK_WARP_THREADS,
-                         PKVK_HALVES_BLOCKS_PER_SM, 4, false)
+                         PKVK_HALVES_BLOCKS_PER_SM, 4, true)

@@ -157,3 +157,34 @@ __device__ __forceinline__ float pkvk_word_tree(const uint4 *cur, unsigned lane)
     }
     return __fadd_rn(part[0], part[1]);
 }
+
+// Op 8's tree (pair leaves) of a stage of 8-element units, for chunks of 8 lanes (head_dim 128 or
+// more): a chunk of 32 pair leaves is 8 units, one a lane. Lane 4 g + w of the chunk reads word w
+// (one pair leaf) of units g, g + 2, g + 4 and g + 6: levels 16 (unit u with u + 4) and 8 (u with
+// u + 2) add in the lane, and levels 4, 2 and 1 shuffle one value each: 6 shuffles and 12 adds a
+// tile after the leaves, where the chunk trees of each lane's own 4 leaves took 24 and 30. The 4
+// chunks of a warp's row of 32 slots take their units in different orders (k ^ rot,
+// rot the chunk's index in the warp), so the 4-byte reads are conflict-free; level 16 pairs k
+// with k ^ 2 in every order. Unit g + 2 (k ^ rot)'s word w is at a0 ^ 32 k: the stage is
+// 128-byte aligned, and 32 rot sits in bits 5-6 of a0.
+__device__ __forceinline__ float pkvk_pair_word_tree(const uint4 *cur, unsigned lane)
+{
+    const unsigned a0 = (unsigned)__cvta_generic_to_shared(cur) + 128u * (lane >> 3) +
+                        32u * ((lane >> 3) & 3u) + 4u * (lane & 7u);
+    float part[2];
+#pragma unroll
+    for (int hf = 0; hf < 2; hf++) {
+        float sq[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const unsigned u = pkvk_lds32((a0 ^ (32u * k)) + 512u * hf);
+            const float x0 = __uint_as_float(u << 16), x1 = __uint_as_float(u & 0xffff0000u);
+            sq[k] = __fadd_rn(__fmul_rn(x0, x0), __fmul_rn(x1, x1));
+        }
+        float s = __fadd_rn(__fadd_rn(sq[0], sq[2]), __fadd_rn(sq[1], sq[3]));
+        s = __fadd_rn(s, __shfl_xor_sync(0xffffffffu, s, 4));
+        s = __fadd_rn(s, __shfl_xor_sync(0xffffffffu, s, 2));
+        part[hf] = __fadd_rn(s, __shfl_xor_sync(0xffffffffu, s, 1));
+    }
+    return __fadd_rn(part[0], part[1]);
+}
