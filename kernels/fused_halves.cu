@@ -64,9 +64,10 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     constexpr bool CARRY = !OP8;
     // LATE: the next tile's copies are issued after this tile's cos/sin loads, so the loads the
     // tree is followed by are not queued behind them: the launcher's 16- and 32-element kernels
-    // for fused_fp8_k, the g4 kernel (16 x 64 fused_bf16 0.7-0.9% faster on the H200 from 16,384
-    // tokens, fused_fp8_k as fast), and op 8's (8 x 128 x 16,384 3.1% faster with its word tree,
-    // 16 x 64 1.9%; its 4 bytes of spills cost nothing measurable); fused_bf16 at head_dim 128
+    // for fused_fp8_k, the g4 kernel (on the H200, graph replays with a table: 16 x 64
+    // fused_bf16 0.5-0.9% faster from 16,384 tokens, fused_fp8_k 0.2% slower at 16,384), and op
+    // 8's (with its pair word tree 1.6-3.7% faster from 16,384 tokens at 8 x 128, 4 x 256 and
+    // 16 x 64, at 4 bytes of spills); fused_bf16 at head_dim 128
     // takes the 16-element kernel without (below). MRoPE keeps them first: its 16-element kernel
     // spilled 12 bytes and ran 6.6-7.9% slower at 8 x 128 (doc/PERFORMANCE.md)
     static_assert(!LATE || !MROPE, "LATE: ops 5, 7 and 8");
