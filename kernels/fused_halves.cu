@@ -67,9 +67,9 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     // for fused_fp8_k, the g4 kernel (on the H200, graph replays with a table: 16 x 64
     // fused_bf16 0.5-0.9% faster from 16,384 tokens, fused_fp8_k 0.2% slower at 16,384), and op
     // 8's (with its pair word tree 1.6-3.7% faster from 16,384 tokens at 8 x 128, 4 x 256 and
-    // 16 x 64, at 4 bytes of spills); fused_bf16 at head_dim 128
-    // takes the 16-element kernel without (below). MRoPE keeps them first: its 16-element kernel
-    // spilled 12 bytes and ran 6.6-7.9% slower at 8 x 128 (doc/PERFORMANCE.md)
+    // 16 x 64, at 4 bytes of spills); fused_bf16 at head_dim 128 takes the 16-element kernel
+    // without (below). MRoPE keeps them first: its 16-element kernel spilled 12 bytes and ran
+    // 6.6-7.9% slower at 8 x 128 (doc/PERFORMANCE.md)
     static_assert(!LATE || !MROPE, "LATE: ops 5, 7 and 8");
     static_assert(!MROPE || E <= 16, "MRoPE: 8 or 16 elements a thread");
     // each stage U * 512 bytes from a 128-byte boundary: the word trees' slot addresses are one
