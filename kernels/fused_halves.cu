@@ -67,9 +67,11 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     // for fused_fp8_k, the g4 kernel (on the H200, graph replays with a table: 16 x 64
     // fused_bf16 0.5-0.9% faster from 16,384 tokens, fused_fp8_k 0.2% slower at 16,384), and op
     // 8's (with its pair word tree 1.6-3.7% faster from 16,384 tokens at 8 x 128, 4 x 256 and
-    // 16 x 64, at 4 bytes of spills); fused_bf16 at head_dim 128 takes the 16-element kernel
-    // without (below). MRoPE keeps them first: its 16-element kernel spilled 12 bytes and ran
-    // 6.6-7.9% slower at 8 x 128 (doc/PERFORMANCE.md)
+    // 16 x 64; no spills once the chunk-tree branch it never takes is left out, 0.1-0.5% more);
+    // fused_bf16 at head_dim 128 takes the 16-element kernel without (below), and the 8-element
+    // kernel of ops 5 and 7 gained nothing (fused_bf16 8 x 128 +0.0% at 16,384 tokens, +0.3% at
+    // 65,536). MRoPE keeps them first: its 16-element kernel spilled 12 bytes and ran 6.6-7.9%
+    // slower at 8 x 128 (doc/PERFORMANCE.md)
     static_assert(!LATE || !MROPE, "LATE: ops 5, 7 and 8");
     static_assert(!MROPE || E <= 16, "MRoPE: 8 or 16 elements a thread");
     // each stage U * 512 bytes from a 128-byte boundary: the word trees' slot addresses are one
@@ -203,7 +205,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
             sum = pkvk_word_tree(cur, lane);
             for (unsigned off = G / CT >> 1; off; off >>= 1) // chunks of the first half
                 sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, off * CT));
-        } else if (!WORDS && (E == 32 || G * L >= 32)) {
+        } else if (!WORDS && !OP8 && (E == 32 || G * L >= 32)) { // (op 8 there: pwords)
             float part[2];
 #pragma unroll
             for (int hf = 0; hf < 2; hf++) {
