@@ -1,4 +1,4 @@
-// The wide form of the halves kernels (fused_halves.cu) for head_dim 64, ops 6 and 7: the same
+// The wide form of the halves kernels (fused_halves.cu) for head_dim 64, ops 5-7: the same
 // lanes and elements (4 threads an item, 8 elements of each half a thread, the chunk trees of
 // word reads), but a warp's tile is 32 items, worked as 4 sub-tiles of 8, and each lane owns
 // one item of the tile for the work that is the item's alone: its (token, head), position and
@@ -9,10 +9,9 @@
 // about a quarter of the g4 kernel's 428 warp instructions a tile (Nsight Compute, per
 // instruction); this kernel issues 1,259 a tile of 32 items (315 per 8) at 80 registers and
 // runs fused_fp8_k 14-17% faster there, MRoPE 14% (text) and 33% (image patches). The
-// launcher gives fused_fp8_k calls of 3 tiles a warp or more (with fewer the longer tiles'
-// start and end cost more than the owned work saves) and MRoPE every call; fused_bf16, which
-// writes twice the bytes, was no faster at 65,536 tokens and slower at 2,048 and 16,384
-// (doc/PERFORMANCE.md).
+// launcher gives MRoPE every call, fused_fp8_k calls of 2 tiles a warp or more and fused_bf16,
+// which writes twice the bytes, of 3 or more (with fewer the longer tiles' start and end cost
+// more than the owned work saves; doc/PERFORMANCE.md).
 //
 // So the rsqrt waits for all 4 sub-tiles' trees, and K is read from the stage twice (the tree,
 // then after the rsqrt the normalisation), as in the halves kernels. A stage is a tile's K, 4
@@ -44,22 +43,22 @@ __device__ __forceinline__ void pkvk_wide_issue(const pkvk_fused_params &p, uint
 }
 
 // Wait for this lane's copies of sub-tile t of the tile being worked on: this tile's groups
-// after t stay in flight, and the next tile's NEXT (4 once they are issued, else 0; t is a
-// constant once the loop is unrolled)
-template <int NEXT> __device__ __forceinline__ void pkvk_wide_wait(int t)
+// after t stay in flight (the next tile's are issued after the trees; t is a constant once the
+// loop is unrolled)
+__device__ __forceinline__ void pkvk_wide_wait(int t)
 {
     switch (t) {
     case 0:
-        pkvk_cp_async_wait_n<NEXT + 3>();
+        pkvk_cp_async_wait_n<3>();
         break;
     case 1:
-        pkvk_cp_async_wait_n<NEXT + 2>();
+        pkvk_cp_async_wait_n<2>();
         break;
     case 2:
-        pkvk_cp_async_wait_n<NEXT + 1>();
+        pkvk_cp_async_wait_n<1>();
         break;
     default:
-        pkvk_cp_async_wait_n<NEXT>();
+        pkvk_cp_async_wait_n<0>();
         break;
     }
 }
@@ -89,7 +88,9 @@ __device__ __forceinline__ void pkvk_wide_cs(const pkvk_fused_params &p, unsigne
     }
 }
 
-template <bool MROPE>
+// AT: the sub-tile in whose turn (after the trees, after the next sub-tile's cos/sin loads) the
+// next tile's copies are issued
+template <bool MROPE, int AT>
 __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &p)
 {
     constexpr unsigned W = PKVK_WIDE_THREADS / 32;
@@ -124,12 +125,6 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
     __syncthreads();
     for (unsigned stage = 0; tile < tiles; tile += nw, stage ^= 1u) {
         __syncwarp(); // the other stage's slots: read by the last tile's trees
-        // the next tile's copies: MRoPE's first; one stream's after the trees, beside sub-tile
-        // 1's cos/sin loads, so that the rows the trees are followed by are not queued behind
-        // them (on the H200, graph replays with a table, fused_fp8_k 16 x 64: 1.7% faster at
-        // 65,536 tokens, 3.2% at 32,768, than issued after sub-tile 0's cos/sin loads, before
-        // the trees)
-        if (MROPE) pkvk_wide_issue(p, stages[wid][stage ^ 1u], a1, lane);
         // sub-tile s's cos at cs + 16 s, its sin 8 further, when a position is past the table
         __align__(16) float loc[4 * 16];
         // (MRoPE: an item any of whose three positions is past the table)
@@ -155,7 +150,7 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
         float sums[4];
 #pragma unroll
         for (int t = 0; t < 4; t++) {
-            pkvk_wide_wait<MROPE ? 4 : 0>(t);
+            pkvk_wide_wait(t);
             __syncwarp(); // every lane's copies of sub-tile t have arrived
             sums[t] = pkvk_word_tree(stages[wid][stage][t], lane);
         }
@@ -176,7 +171,12 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
             if (t + 1 < 4)
                 pkvk_wide_cs<MROPE>(p, m0.pos, n0, src + 8, j, st1, st2, loc + 16 * (t + 1), cn,
                                     sn);
-            if (!MROPE && t == 0) pkvk_wide_issue(p, stages[wid][stage ^ 1u], a1, lane);
+            // the next tile's copies after the trees, so that the cos/sin rows the trees are
+            // followed by are not queued behind them: on the H200 (graph replays with a table,
+            // 16 x 64) fused_fp8_k's after sub-tile 1's loads 3.2% faster at 65,536 tokens and
+            // 5.9% at 32,768 than before the trees; fused_bf16's after sub-tile 3's 1.6-2.7% (at
+            // 32,768 and 65,536), MRoPE's after sub-tile 1's 1.0% (65,536) and 4.3% (16,384)
+            if (t == AT) pkvk_wide_issue(p, stages[wid][stage ^ 1u], a1, lane);
             const float rms = __shfl_sync(0xffffffffu, rms_o, src);
             const unsigned long long o = __shfl_sync(0xffffffffu, base, src);
             const uint4 *cur = stages[wid][stage][t];
@@ -218,11 +218,18 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
 extern "C" __global__ void __launch_bounds__(PKVK_WIDE_THREADS, PKVK_WIDE_BLOCKS_PER_SM)
     pkvk_fused_wide64(const pkvk_fused_params p)
 {
-    pkvk_fused_wide64_body<false>(p);
+    pkvk_fused_wide64_body<false, 1>(p);
+}
+
+// fused_bf16's: the next tile's copies in the last sub-tile's turn (above)
+extern "C" __global__ void __launch_bounds__(PKVK_WIDE_THREADS, PKVK_WIDE_BLOCKS_PER_SM)
+    pkvk_fused_wide64_bf16(const pkvk_fused_params p)
+{
+    pkvk_fused_wide64_body<false, 3>(p);
 }
 
 extern "C" __global__ void __launch_bounds__(PKVK_WIDE_THREADS, PKVK_MROPE_WIDE_BLOCKS_PER_SM)
     pkvk_fused_mrope_wide64(const pkvk_fused_params p)
 {
-    pkvk_fused_wide64_body<true>(p);
+    pkvk_fused_wide64_body<true, 1>(p);
 }

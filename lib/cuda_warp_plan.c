@@ -130,14 +130,18 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
          * (kernels/fused_wide.cu). On the H200 at 16 x 64, three interleaved runs from 2,048 to
          * 65,536 tokens (doc/PERFORMANCE.md): MRoPE's wide kernel as fast as the g4 kernel
          * (-1% to +0.5%) to 14% faster for text tokens and 10-33% faster for image patches,
-         * at every size; fused_fp8_k's wide kernel 2-9% slower up to 16,384 tokens (2.6 tiles a
-         * warp of its wave), the g4 kernel 7-20% slower from 24,576 (3.9), so fused_fp8_k takes
-         * the wide kernel at 3 tiles a warp or more; fused_bf16, which writes twice the bytes,
-         * keeps the g4 kernel (as fast at 65,536 tokens, 5-6% slower at 2,048 and 16,384) */
+         * at every size. Since the wide kernels issue the next tile's copies after the trees
+         * (H200, graph replays with a table): fused_fp8_k's 7.4% faster than the g4
+         * kernel at 16,384 tokens (2.6 tiles a warp of its wave), 1.0% slower at 8,192 (1.3),
+         * so it takes the wide kernel at 2 tiles a warp or more; fused_bf16's (its own, copies
+         * issued later) 1.6-2.7% faster at 32,768 and 65,536 (5.2, 10.3), 3.8% slower at
+         * 16,384, so at 3 or more */
+        const int bf16 = op == PKV_OP_FUSED_BF16;
+        const unsigned wide_min = mrope ? 0u : bf16 ? 3u : 2u; /* tiles a warp */
         const int wide =
-            gh == 4u && !e16 && !kv && op != PKV_OP_FUSED_BF16 &&
+            gh == 4u && !e16 && !kv &&
             wide_plan(h, items, mrope ? PKVK_MROPE_WIDE_BLOCKS_PER_SM : PKVK_WIDE_BLOCKS_PER_SM,
-                      mrope ? 0u : 3u, plan);
+                      wide_min, plan);
         /* fused_bf16's 16-element kernel at head_dim 128 issues the next tile's copies first
          * (kernels/fused_halves.cu: the other order was 1.0-1.2% slower for it, 2-7% faster
          * for fused_fp8_k) */
@@ -146,10 +150,9 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
                                      : wide ? PKVI_K_FUSED_MROPE_WIDE64
                                             : PKVI_K_FUSED_MROPE_HALVES)
                        : e32      ? PKVI_K_FUSED_HALVES32
-                       : e16      ? (op == PKV_OP_FUSED_BF16 && d->cache.head_dim < 256u
-                                         ? PKVI_K_FUSED_HALVES16_EARLY
-                                         : PKVI_K_FUSED_HALVES16)
-                       : wide     ? PKVI_K_FUSED_WIDE64
+                       : e16      ? (bf16 && d->cache.head_dim < 256u ? PKVI_K_FUSED_HALVES16_EARLY
+                                                                      : PKVI_K_FUSED_HALVES16)
+                       : wide     ? (bf16 ? PKVI_K_FUSED_WIDE64_BF16 : PKVI_K_FUSED_WIDE64)
                        : gh == 4u ? PKVI_K_FUSED_HALVES_G4
                                   : PKVI_K_FUSED_HALVES;
         if (e32)

@@ -202,28 +202,35 @@ static void with_table(pkv_cuda *h)
     d = desc(8, 120, 65536); /* head_dim % 16 != 0 (and a partial rotation) */
     d.rotary_dim = 96;
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP, "head_dim 120, many waves: 8-element");
-    /* head_dim 64, 4 threads an item: op 5 takes its kernel with that group size built in,
-     * MRoPE its wide kernel (tiles of 32 items), op 7 its wide kernel in calls of 3 tiles a
-     * warp of its wave or more, else the g4 kernel; other group sizes the general ones */
+    /* head_dim 64, 4 threads an item: MRoPE takes its wide kernel (tiles of 32 items), op 7
+     * its wide kernel in calls of 2 tiles a warp of its wave or more, op 5 its own in calls of
+     * 3 or more, else the kernel with that group size built in (g4); other group sizes the
+     * general ones */
     if (pkv_cuda_rope_table(h, 1e4f, 64, 1000) != PKV_OK) bail("%s", pkv_last_error());
     d = desc(16, 64, 65536);
-    is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES_G4,
-           "16 x 64, many waves: halves form, the kernel for 4 threads an item");
-    is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM, "  one wave of blocks");
+    is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_WIDE64_BF16,
+           "16 x 64, many waves: halves form, fused_bf16's wide kernel");
+    is_int(grid, (long long)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM, "  one wave of its blocks");
+    is_int(last_block, PKVK_WIDE_THREADS, "  of %d threads", PKVK_WIDE_THREADS);
     is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid), PKVI_K_FUSED_WIDE64,
            "  fused_fp8_k: the wide kernel");
     is_int(grid, (long long)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM, "  one wave of its blocks");
     is_int(last_block, PKVK_WIDE_THREADS, "  of %d threads", PKVK_WIDE_THREADS);
-    /* fused_fp8_k: the wide kernel from 3 tiles of 32 items a warp of its wave: 16 heads,
-     * 2 T - 1 tokens are 32 (T - 1) + 16 items, T tiles; 2 T - 2 are T - 1 tiles */
-    {
-        const long long t3 = 3ll * h->sm_count * PKVK_WIDE_BLOCKS_PER_SM * (PKVK_WIDE_THREADS / 32);
-        d.num_tokens = (uint32_t)(2 * t3 - 1);
-        is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid), PKVI_K_FUSED_WIDE64,
-               "  %u tokens (%lld tiles, 3 a warp): the wide kernel", d.num_tokens, t3);
+    /* the wide kernels from n tiles of 32 items a warp of their wave (fused_fp8_k 2,
+     * fused_bf16 3): 16 heads, 2 T - 1 tokens are 32 (T - 1) + 16 items, T tiles; 2 T - 2 are
+     * T - 1 tiles */
+    for (int oi = 0; oi < 2; oi++) {
+        const pkv_op op = oi ? bf16 : PKV_OP_FUSED_FP8_K;
+        const int n = oi ? 3 : 2, wk = oi ? PKVI_K_FUSED_WIDE64_BF16 : PKVI_K_FUSED_WIDE64;
+        const long long tn =
+            (long long)n * h->sm_count * PKVK_WIDE_BLOCKS_PER_SM * (PKVK_WIDE_THREADS / 32);
+        d.num_tokens = (uint32_t)(2 * tn - 1);
+        is_int(kernel(h, op, &d, &grid), wk,
+               "  %s, %u tokens (%lld tiles, %d a warp): its wide kernel", pkv_op_name(op),
+               d.num_tokens, tn, n);
         is_int(grid, (long long)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM, "  one wave of its blocks");
-        d.num_tokens = (uint32_t)(2 * t3 - 2);
-        is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid), PKVI_K_FUSED_HALVES_G4,
+        d.num_tokens = (uint32_t)(2 * tn - 2);
+        is_int(kernel(h, op, &d, &grid), PKVI_K_FUSED_HALVES_G4,
                "  %u tokens (a tile fewer): the g4 kernel", d.num_tokens);
         is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM,
                "  one wave of its blocks");
@@ -261,7 +268,7 @@ static void with_table(pkv_cuda *h)
                "  a warp more for the last 16 items (%lld blocks, wave %lld)", b2049, wave);
     }
     d = desc(3, 64, 1u << 20);
-    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_HALVES_G4, "3 x 64: the same");
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WIDE64_BF16, "3 x 64: the same");
     is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_WIDE64, "  and fused_fp8_k's");
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_WIDE64,
            "  and MRoPE's");

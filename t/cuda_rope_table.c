@@ -132,14 +132,15 @@ static void ops(pkv_cuda *h)
 
 /* The kernel lib/cuda_warp_plan.c gives op 5 or 7 for a call of `items` items whose row lists
  * `listed`, its kernel for large calls: the kernels of larger tiles take calls of enough tiles a
- * warp of their one wave (fused_fp8_k's wide kernel 3; at head_dim 128 the 16-element kernels
- * 8 for fused_bf16 (its own), 3 for fused_fp8_k; the 32-element kernel 8), else the next
- * smaller (fused_bf16 at head_dim 256: the 16-element kernel of ops 5 and 7) */
+ * warp of their one wave (the wide kernels: fused_fp8_k's 2, fused_bf16's 3; at head_dim 128 the
+ * 16-element kernels 8 for fused_bf16 (its own), 3 for fused_fp8_k; the 32-element kernel 8), else
+ * the next smaller (fused_bf16 at head_dim 256: the 16-element kernel of ops 5 and 7) */
 static int by_size(const pkv_cuda *h, int op, uint64_t items, uint32_t hd, int listed)
 {
     const uint64_t sm = (uint64_t)h->sm_count, bf16 = op == PKV_OP_FUSED_BF16;
-    if (listed == PKVI_K_FUSED_WIDE64)
-        return (items + 31) / 32 >= 3 * sm * PKVK_WIDE_BLOCKS_PER_SM * (PKVK_WIDE_THREADS / 32)
+    if (listed == PKVI_K_FUSED_WIDE64 || listed == PKVI_K_FUSED_WIDE64_BF16)
+        return (items + 31) / 32 >=
+                       (bf16 ? 3 : 2) * sm * PKVK_WIDE_BLOCKS_PER_SM * (PKVK_WIDE_THREADS / 32)
                    ? listed
                    : PKVI_K_FUSED_HALVES_G4;
     if ((listed == PKVI_K_FUSED_HALVES16 || listed == PKVI_K_FUSED_HALVES16_EARLY) && hd == 128)
@@ -185,11 +186,11 @@ static void really_read(pkv_cuda *h)
          "4 heads, 1024 tokens, rotary_dim 64, 8-element warp kernels"},
         {4, 128, 1024, 80, 0, PKVI_K_FUSED_WARP, PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP,
          "4 heads, 1024 tokens, rotary_dim 80, 8-element warp kernels"},
-        {16, 64, 1024, 64, 0, PKVI_K_FUSED_HALVES_G4, PKVI_K_FUSED_WIDE64,
+        {16, 64, 1024, 64, 0, PKVI_K_FUSED_WIDE64_BF16, PKVI_K_FUSED_WIDE64,
          PKVI_K_FUSED_FP8_KV_HALVES,
-         "16 x 64, 1024 tokens, halves form (op 5: its kernel for 4 threads an item, op 7: that "
-         "or the wide kernel; op 8: one chunk)"},
-        {3, 64, 4099, 64, 0, PKVI_K_FUSED_HALVES_G4, PKVI_K_FUSED_WIDE64,
+         "16 x 64, 1024 tokens, halves form (ops 5, 7: the kernel for 4 threads an item or "
+         "their wide kernels; op 8: one chunk)"},
+        {3, 64, 4099, 64, 0, PKVI_K_FUSED_WIDE64_BF16, PKVI_K_FUSED_WIDE64,
          PKVI_K_FUSED_FP8_KV_HALVES,
          "3 x 64, 4099 tokens, halves form (tiles across tokens, the last in part)"},
         {16, 32, 2048, 32, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_FP8_KV_WARP,
@@ -232,7 +233,7 @@ static void really_read(pkv_cuda *h)
             if (want == PKVI_K_FUSED_HALVES || want == PKVI_K_FUSED_HALVES16 ||
                 want == PKVI_K_FUSED_HALVES16_EARLY || want == PKVI_K_FUSED_HALVES32 ||
                 want == PKVI_K_FUSED_FP8_KV_HALVES || want == PKVI_K_FUSED_HALVES_G4 ||
-                want == PKVI_K_FUSED_WIDE64) {
+                want == PKVI_K_FUSED_WIDE64 || want == PKVI_K_FUSED_WIDE64_BF16) {
                 /* a grid for one multiprocessor: every warp loops over many tiles */
                 const uint64_t a = 1u << 20, pos[3] = {a, a, a};
                 const int sms = h->sm_count;
@@ -244,8 +245,9 @@ static void really_read(pkv_cuda *h)
                 per_sm = one == PKVI_K_FUSED_HALVES32 ? PKVK_HALVES32_BLOCKS_PER_SM
                          : one == PKVI_K_FUSED_HALVES16 || one == PKVI_K_FUSED_HALVES16_EARLY
                              ? PKVK_HALVES16_BLOCKS_PER_SM
-                         : one == PKVI_K_FUSED_WIDE64 ? PKVK_WIDE_BLOCKS_PER_SM
-                                                      : PKVK_HALVES_BLOCKS_PER_SM;
+                         : one == PKVI_K_FUSED_WIDE64 || one == PKVI_K_FUSED_WIDE64_BF16
+                             ? PKVK_WIDE_BLOCKS_PER_SM
+                             : PKVK_HALVES_BLOCKS_PER_SM;
                 ok(pkvi_cuda_fused_plan(h, (pkv_op)op, &c.f, a, a, a, pos, a, a, a, 0, &prm,
                                         &plan) == PKV_OK &&
                        plan.kernel == one && plan.grid == (unsigned)per_sm,
@@ -294,7 +296,8 @@ static void large_tiles(pkv_cuda *h)
     } ls[] = {{8, 128, PKV_OP_FUSED_BF16, PKVI_K_FUSED_HALVES16_EARLY, PKVK_HALVES16_BLOCKS_PER_SM},
               {8, 128, PKV_OP_FUSED_FP8_K, PKVI_K_FUSED_HALVES16, PKVK_HALVES16_BLOCKS_PER_SM},
               {4, 256, PKV_OP_FUSED_BF16, PKVI_K_FUSED_HALVES32, PKVK_HALVES32_BLOCKS_PER_SM},
-              {16, 64, PKV_OP_FUSED_FP8_K, PKVI_K_FUSED_WIDE64, PKVK_WIDE_BLOCKS_PER_SM}};
+              {16, 64, PKV_OP_FUSED_FP8_K, PKVI_K_FUSED_WIDE64, PKVK_WIDE_BLOCKS_PER_SM},
+              {16, 64, PKV_OP_FUSED_BF16, PKVI_K_FUSED_WIDE64_BF16, PKVK_WIDE_BLOCKS_PER_SM}};
     for (size_t li = 0; li < sizeof ls / sizeof ls[0]; li++) {
         const uint64_t a = 1u << 20, pos[3] = {a, a, a}, nkv = ls[li].heads;
         uint32_t lo = 0, hi = 1024; /* by_size gives the kernel at hi tokens, not at lo */
