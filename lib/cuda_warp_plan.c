@@ -131,11 +131,11 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
          * 65,536 tokens (doc/PERFORMANCE.md): MRoPE's wide kernel as fast as the g4 kernel
          * (-1% to +0.5%) to 14% faster for text tokens and 10-33% faster for image patches,
          * at every size. Since the wide kernels issue the next tile's copies after the trees
-         * (H200, graph replays with a table): fused_fp8_k's 7.4% faster than the g4
+         * (H200, graph replays with a table): fused_fp8_k's 7.4-7.8% faster than the g4
          * kernel at 16,384 tokens (2.6 tiles a warp of its wave), 1.0% slower at 8,192 (1.3),
-         * so it takes the wide kernel at 2 tiles a warp or more; fused_bf16's (its own, copies
-         * issued later) 1.6-2.7% faster at 32,768 and 65,536 (5.2, 10.3), 3.8% slower at
-         * 16,384, so at 3 or more */
+         * so it takes the wide kernel from 2 tiles a warp; fused_bf16's (its own, copies issued
+         * later) 1.6-2.7% faster at 32,768 and 65,536 (5.2, 10.3), 3.8% slower at 16,384, so
+         * from 3 (the sizes between were not measured) */
         const int bf16 = op == PKV_OP_FUSED_BF16;
         const unsigned wide_min = mrope ? 0u : bf16 ? 3u : 2u; /* tiles a warp */
         const int wide =
