@@ -349,7 +349,8 @@ PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves, false, true, 8, PKVK_WARP_THRE
                          PKVK_MROPE_HALVES_BLOCKS_PER_SM, 0, false)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves16, false, true, 16, PKVK_HALVES16_THREADS,
                          PKVK_MROPE_HALVES16_BLOCKS_PER_SM, 0, false)
-// head_dim 64, 4 threads an item (ops 5 and 7; MRoPE takes its wide kernel, fused_wide.cu):
+// head_dim 64, 4 threads an item (ops 5 and 7 in calls too few tiles a warp for their wide
+// kernels, fused_wide.cu, which MRoPE takes at every size):
 // the group size a constant, folded into every lane index, tile count and loop of the body
 // (on the H200 at 16 x 64 x 65,536: 4.9% fewer instructions for fused_fp8_k)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves_g4, false, false, 8, PKVK_WARP_THREADS,
