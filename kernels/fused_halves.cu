@@ -43,13 +43,16 @@
 // (doc/PERFORMANCE.md).
 #include "halves_tile.cuh"
 
+// Where in a tile's iteration the next tile's copies are issued (ISSUE, below)
+enum { PKVK_NEXT_FIRST, PKVK_NEXT_AFTER_CS, PKVK_NEXT_AFTER_TREE };
+
 // E elements of each half per lane (8: op 8; 16: ops 5-7), B = E / 8 units of 8; GC: 0, or
-// the group size of every call the launcher sends to the kernel (a constant); LATE: below. The tree
-// takes each lane's E consecutive elements of each half (chunk trees of fewer shuffles when E
+// the group size of every call the launcher sends to the kernel (a constant); ISSUE: below. The
+// tree takes each lane's E consecutive elements of each half (chunk trees of fewer shuffles when E
 // is 16); the normalisation, rotation and stores take units b G + j (whole sectors), so a
 // lane's slots are read by others in the tree when B > 1: a warp barrier after the copies
 // arrive and before they are overwritten.
-template <bool OP8, bool MROPE, int E, int T, unsigned GC, bool LATE>
+template <bool OP8, bool MROPE, int E, int T, unsigned GC, int ISSUE>
 __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &p)
 {
     constexpr int B = E / 8, L = OP8 ? E / 2 : E, CT = 32 / L, U = OP8 ? 4 * B : 2 * B;
@@ -62,17 +65,22 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     // head count three times: on the H200 at 65,536 tokens 16 x 64 fused_bf16 and fused_fp8_k
     // 4-6% faster; but op 8 then spills, and finds them anew
     constexpr bool CARRY = !OP8;
-    // LATE: the next tile's copies are issued after this tile's cos/sin loads, so the loads the
-    // tree is followed by are not queued behind them: the launcher's 16- and 32-element kernels
-    // for fused_fp8_k, the g4 kernel (on the H200, graph replays with a table: 16 x 64
-    // fused_bf16 0.5-0.9% faster from 16,384 tokens, fused_fp8_k 0.2% slower at 16,384), and op
-    // 8's (with its pair word tree 1.6-3.7% faster from 16,384 tokens at 8 x 128, 4 x 256 and
-    // 16 x 64; no spills once the chunk-tree branch it never takes is left out, 0.1-0.5% more);
-    // fused_bf16 at head_dim 128 takes the 16-element kernel without (below), and the 8-element
-    // kernel of ops 5 and 7 gained nothing (fused_bf16 8 x 128 +0.0% at 16,384 tokens, +0.3% at
-    // 65,536). MRoPE keeps them first: its 16-element kernel spilled 12 bytes and ran 6.6-7.9%
-    // slower at 8 x 128 (doc/PERFORMANCE.md)
-    static_assert(!LATE || !MROPE, "LATE: ops 5, 7 and 8");
+    // ISSUE: the next tile's copies are issued first, or after this tile's cos/sin loads (so
+    // the loads the tree is followed by are not queued behind them), or after the tree too (its
+    // shared-memory reads not behind them either; the copies then wait for nothing but this
+    // tile's). On the H200, graph replays with a table: after the cos/sin loads, op 8 with its
+    // pair word tree 1.6-3.7% faster from 16,384 tokens at 8 x 128, 4 x 256 and 16 x 64 (no
+    // spills once the chunk-tree branch it never takes is left out, 0.1-0.5% more), the g4
+    // kernel 0.5-0.9% faster for 16 x 64 fused_bf16 from 16,384 tokens; after the tree, op 8
+    // 0.3-2.3% faster again (16 x 64 and 8 x 128 at 16,384 tokens 2.3% and 1.9%), the 16-element
+    // kernel of fused_fp8_k 0.5-2.2% (4 x 256 x 16,384 2.2%) and of fused_bf16 at head_dim 256
+    // 0.5%, the 32-element kernel 1.5%, but the g4 kernel -0.1% to +0.3%, so it keeps them after
+    // the cos/sin loads. Fused_bf16 at head_dim 128 takes the 16-element kernel with them first
+    // (below), and the 8-element kernel of ops 5 and 7 gained nothing from later copies
+    // (fused_bf16 8 x 128 +0.0% at 16,384 tokens, +0.3% at 65,536). MRoPE keeps them first: its
+    // 16-element kernel spilled 12 bytes and ran 6.6-7.9% slower at 8 x 128 (doc/PERFORMANCE.md)
+    constexpr bool LATE = ISSUE != PKVK_NEXT_FIRST, AFTER = ISSUE == PKVK_NEXT_AFTER_TREE;
+    static_assert(!LATE || !MROPE, "later copies: ops 5, 7 and 8");
     static_assert(!MROPE || E <= 16, "MRoPE: 8 or 16 elements a thread");
     // each stage U * 512 bytes from a 128-byte boundary: the word trees' slot addresses are one
     // address XOR the slot number (below)
@@ -179,7 +187,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
             else if (RG || !mt)
                 pkvk_cs8(cs0, cs0 + sd, c, s);
         }
-        if constexpr (LATE) {
+        if constexpr (ISSUE == PKVK_NEXT_AFTER_CS) {
             pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], a1, lane, j, G);
         }
         if constexpr (MS) {
@@ -187,6 +195,8 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
             pkvk_cp_async_commit();
             pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], a1, lane, j, G);
             pkvk_cp_async_wait_n<2>();
+        } else if constexpr (AFTER) {
+            pkvk_cp_async_wait_n<0>(); // (the next tile's not issued yet)
         } else {
             pkvk_cp_async_wait_n<1>();
         }
@@ -253,6 +263,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
             sum = pkvk_chunk_tree<L, 8>(leaf);
         }
         const float rms = pkvi_rsqrt_cr(__fadd_rn(pkvk_mean(p, sum), p.eps));
+        if constexpr (AFTER) pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], a1, lane, j, G);
         if constexpr (MS) {
             pkvk_cp_async_wait_n<1>(); // the merged rows
             __syncwarp();
@@ -325,33 +336,33 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
 // (MRoPE: PKVK_MROPE_HALVES_BLOCKS_PER_SM); 16: as many warps in blocks of 128
 // (PKVK_HALVES16_THREADS); 32 elements: their stages take twice the shared memory per warp, so
 // blocks of 128 threads, PKVK_HALVES32_BLOCKS_PER_SM of them
-#define PKVK_FUSED_HALVES_KERNEL(name, op8, mrope, e, t, blocks, gc, late)                         \
+#define PKVK_FUSED_HALVES_KERNEL(name, op8, mrope, e, t, blocks, gc, issue)                        \
     extern "C" __global__ void __launch_bounds__(t, blocks) name(const pkvk_fused_params p)        \
     {                                                                                              \
-        pkvk_fused_halves_body<op8, mrope, e, t, gc, late>(p);                                     \
+        pkvk_fused_halves_body<op8, mrope, e, t, gc, issue>(p);                                    \
     }
 
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves, false, false, 8, PKVK_WARP_THREADS,
-                         PKVK_HALVES_BLOCKS_PER_SM, 0, false)
+                         PKVK_HALVES_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16, false, false, 16, PKVK_HALVES16_THREADS,
-                         PKVK_HALVES16_BLOCKS_PER_SM, 0, true)
+                         PKVK_HALVES16_BLOCKS_PER_SM, 0, PKVK_NEXT_AFTER_TREE)
 // fused_bf16 at head_dim 128 (8 tiles a warp or more): the 16-element kernel with the next
 // tile's copies first, 1.0-1.2% faster than with them late at 8 x 128 x 65,536 on the H200 (two
 // interleaved A/Bs of five runs; doc/PERFORMANCE.md); at head_dim 256 it was 2.9% slower at
-// 16,384 tokens and as fast in the 32-element form, so fused_bf16 keeps them late there
+// 16,384 tokens and as fast in the 32-element form, so fused_bf16 keeps them later there
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16_early, false, false, 16, PKVK_HALVES16_THREADS,
-                         PKVK_HALVES16_BLOCKS_PER_SM, 0, false)
+                         PKVK_HALVES16_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves32, false, false, 32, PKVK_HALVES32_THREADS,
-                         PKVK_HALVES32_BLOCKS_PER_SM, 0, true)
+                         PKVK_HALVES32_BLOCKS_PER_SM, 0, PKVK_NEXT_AFTER_TREE)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves, true, false, 8, PKVK_WARP_THREADS,
-                         PKVK_HALVES_BLOCKS_PER_SM, 0, true)
+                         PKVK_HALVES_BLOCKS_PER_SM, 0, PKVK_NEXT_AFTER_TREE)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves, false, true, 8, PKVK_WARP_THREADS,
-                         PKVK_MROPE_HALVES_BLOCKS_PER_SM, 0, false)
+                         PKVK_MROPE_HALVES_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves16, false, true, 16, PKVK_HALVES16_THREADS,
-                         PKVK_MROPE_HALVES16_BLOCKS_PER_SM, 0, false)
+                         PKVK_MROPE_HALVES16_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST)
 // head_dim 64, 4 threads an item (ops 5 and 7 in calls too few tiles a warp for their wide
 // kernels, fused_wide.cu, which MRoPE takes at every size):
 // the group size a constant, folded into every lane index, tile count and loop of the body
 // (on the H200 at 16 x 64 x 65,536: 4.9% fewer instructions for fused_fp8_k)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves_g4, false, false, 8, PKVK_WARP_THREADS,
-                         PKVK_HALVES_BLOCKS_PER_SM, 4, true)
+                         PKVK_HALVES_BLOCKS_PER_SM, 4, PKVK_NEXT_AFTER_CS)
