@@ -73,10 +73,11 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     // spills once the chunk-tree branch it never takes is left out, 0.1-0.5% more), the g4
     // kernel 0.5-0.9% faster for 16 x 64 fused_bf16 from 16,384 tokens; after the tree, the
     // 16-element kernel of fused_fp8_k 0.5-2.2% faster again (4 x 256 x 16,384 2.2%) and of
-    // fused_bf16 at head_dim 256 0.5%, the 32-element kernel 1.5%. Op 8 after the tree was
-    // 0.3-2.3% faster at 16,384 tokens and at 8 x 128 and 16 x 64 x 65,536, but 3.9-4.7% slower
-    // at 4 x 256 x 65,536 (two table runs), and the g4 kernel -0.1% to +0.3%: both keep them
-    // after the cos/sin loads. Fused_bf16 at head_dim 128 takes the 16-element kernel with them
+    // fused_bf16 at head_dim 256 0.5%, the 32-element kernel 1.5%. Op 8 after the tree
+    // 0.3-2.3% faster at every geometry and size measured but 4 x 256 from 32,768 tokens (as
+    // fast at 32,768 and 49,152, 5.2-6.3% slower at 65,536), where it keeps them after the
+    // cos/sin loads (two kernels, the launcher choosing); the g4 kernel -0.1% to +0.3%: after
+    // the cos/sin loads. Fused_bf16 at head_dim 128 takes the 16-element kernel with them
     // first (below), and the 8-element kernel of ops 5 and 7 gained nothing from later copies
     // (fused_bf16 8 x 128 +0.0% at 16,384 tokens, +0.3% at 65,536). MRoPE keeps them first: its
     // 16-element kernel spilled 12 bytes and ran 6.6-7.9% slower at 8 x 128 (doc/PERFORMANCE.md)
@@ -355,6 +356,10 @@ PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16_early, false, false, 16, PKVK_HALVE
                          PKVK_HALVES16_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves32, false, false, 32, PKVK_HALVES32_THREADS,
                          PKVK_HALVES32_BLOCKS_PER_SM, 0, PKVK_NEXT_AFTER_TREE)
+// op 8: the next tile's copies after the tree, or (head_dim 256, 12 tiles a warp or more) after
+// the cos/sin loads
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves_tree, true, false, 8, PKVK_WARP_THREADS,
+                         PKVK_HALVES_BLOCKS_PER_SM, 0, PKVK_NEXT_AFTER_TREE)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves, true, false, 8, PKVK_WARP_THREADS,
                          PKVK_HALVES_BLOCKS_PER_SM, 0, PKVK_NEXT_AFTER_CS)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves, false, true, 8, PKVK_WARP_THREADS,

@@ -25,6 +25,7 @@ static const char *const kernel_names[PKVI_K_COUNT] = {
     "pkvk_fused_mrope_warp_small",  "pkvk_fused_halves_g4",
     "pkvk_fused_wide64",            "pkvk_fused_mrope_wide64",
     "pkvk_fused_halves16_early",    "pkvk_fused_wide64_bf16",
+    "pkvk_fused_fp8_kv_halves_tree",
     "pkvk_convert_range",           "pkvk_probe",
     "pkvk_numerics",                "pkvk_rope_table",
     "pkvk_naive_write",             "pkvk_chain_norm",

@@ -35,6 +35,7 @@ enum {
     PKVI_K_FUSED_MROPE_WIDE64, /* and MRoPE */
     PKVI_K_FUSED_HALVES16_EARLY, /* PKVI_K_FUSED_HALVES16, the next tile's copies first: op 5 */
     PKVI_K_FUSED_WIDE64_BF16,    /* PKVI_K_FUSED_WIDE64 for fused_bf16 (its copies later) */
+    PKVI_K_FUSED_FP8_KV_HALVES_TREE, /* PKVI_K_FUSED_FP8_KV_HALVES, copies after the tree */
     PKVI_K_CONVERT,
     PKVI_K_PROBE,
     PKVI_K_NUMERICS,

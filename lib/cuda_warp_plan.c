@@ -144,8 +144,16 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
                       wide_min, plan);
         /* fused_bf16's 16-element kernel at head_dim 128 issues the next tile's copies first
          * (kernels/fused_halves.cu: the other order was 1.0-1.2% slower for it, 2-7% faster
-         * for fused_fp8_k) */
-        plan->kernel = kv         ? PKVI_K_FUSED_FP8_KV_HALVES
+         * for fused_fp8_k); op 8's after the tree but at head_dim 256 from 12 tiles a warp of
+         * its wave (H200, graph replays with a table, against after the cos/sin loads: 0.3-2.3%
+         * faster at 1 x 128, 8 x 128 and 16 x 64 from 4,096 to 65,536 tokens, 0.4-1.6% at 4 x
+         * 256 x 16,384 and 24,576, 7.8 and 11.6 tiles; as fast at 32,768 and 49,152, 15.5 and
+         * 23.3; 5.2-6.3% slower at 65,536, 31) */
+        const int kv_tree =
+            kv && !(d->cache.head_dim >= 256u &&
+                    deep(h, items, gh, PKVK_HALVES_BLOCKS_PER_SM * (256u / 32u), 12u));
+        plan->kernel = kv_tree    ? PKVI_K_FUSED_FP8_KV_HALVES_TREE
+                       : kv       ? PKVI_K_FUSED_FP8_KV_HALVES
                        : mrope    ? (e16    ? PKVI_K_FUSED_MROPE_HALVES16
                                      : wide ? PKVI_K_FUSED_MROPE_WIDE64
                                             : PKVI_K_FUSED_MROPE_HALVES)

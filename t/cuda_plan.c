@@ -84,7 +84,8 @@ static void with_table(pkv_cuda *h)
     is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid), PKVI_K_FUSED_HALVES16,
            "  fused_fp8_k: 16 elements, the next tile's copies late");
     is_int(grid, (long long)h->sm_count * PKVK_HALVES16_BLOCKS_PER_SM, "  the same grid");
-    is_int(kernel(h, kv, &d, &grid), PKVI_K_FUSED_FP8_KV_HALVES, "  fused_fp8_kv: 8 elements");
+    is_int(kernel(h, kv, &d, &grid), PKVI_K_FUSED_FP8_KV_HALVES_TREE,
+           "  fused_fp8_kv: 8 elements, the next tile's copies after the tree");
     is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM, "  one wave of blocks");
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_HALVES16,
            "  MRoPE: its halves form, 16 elements");
@@ -131,7 +132,7 @@ static void with_table(pkv_cuda *h)
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_VEC_TAB, "  and MRoPE's");
     /* 16 heads of 8 threads (fused_fp8_kv), 4 items a warp */
     d = desc(16, 128, (1u << 25) - 3u);
-    is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES,
+    is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES_TREE,
            "2^29 - 48 items: fused_fp8_kv halves");
     d = desc(16, 128, (1u << 25) - 2u);
     is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_VEC16_TAB, "2^29 - 32 items: block kernel");
@@ -152,7 +153,22 @@ static void with_table(pkv_cuda *h)
     is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid), PKVI_K_FUSED_HALVES16,
            "  fused_fp8_k: 16 elements");
     is_int(grid, (long long)h->sm_count * PKVK_HALVES16_BLOCKS_PER_SM, "  one wave of blocks");
-    is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES, "  fused_fp8_kv: 8 elements");
+    is_int(kernel(h, kv, &d, &grid), PKVI_K_FUSED_FP8_KV_HALVES,
+           "  fused_fp8_kv: 8 elements, the next tile's copies after the cos/sin loads");
+    is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM, "  one wave of blocks");
+    /* op 8 at head_dim 256 takes that kernel from 12 tiles (of 2 items) a warp of its wave,
+     * else the one with the copies after the tree: at 4 heads a token is 2 tiles */
+    {
+        const uint32_t tn = (uint32_t)(12 * (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM *
+                                       (PKVK_WARP_THREADS / 32) / 2);
+        d.num_tokens = tn;
+        is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES, "  %u tokens: the same", tn);
+        d.num_tokens = tn - 1;
+        is_int(kernel(h, kv, &d, &grid), PKVI_K_FUSED_FP8_KV_HALVES_TREE,
+               "  %u tokens: copies after the tree", tn - 1);
+        is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM, "  one wave of blocks");
+        d.num_tokens = 1u << 18;
+    }
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_HALVES16,
            "  MRoPE: 16 elements");
     is_int(grid, (long long)h->sm_count * PKVK_MROPE_HALVES16_BLOCKS_PER_SM,
@@ -242,7 +258,7 @@ static void with_table(pkv_cuda *h)
     is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_VEC_TAB,
            "  2^30 - 64 items: block kernel");
     d.num_tokens = 65536;
-    is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES,
+    is_int(kernel(h, kv, &d, NULL), PKVI_K_FUSED_FP8_KV_HALVES_TREE,
            "  fused_fp8_kv: its halves kernel (its chunk is the whole head)");
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_WIDE64,
            "  MRoPE: its wide kernel");

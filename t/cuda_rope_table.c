@@ -134,7 +134,9 @@ static void ops(pkv_cuda *h)
  * `listed`, its kernel for large calls: the kernels of larger tiles take calls of enough tiles a
  * warp of their one wave (the wide kernels: fused_fp8_k's 2, fused_bf16's 3; at head_dim 128 the
  * 16-element kernels 8 for fused_bf16 (its own), 3 for fused_fp8_k; the 32-element kernel 8), else
- * the next smaller (fused_bf16 at head_dim 256: the 16-element kernel of ops 5 and 7) */
+ * the next smaller (fused_bf16 at head_dim 256: the 16-element kernel of ops 5 and 7); op 8 at
+ * head_dim 256 its kernel of copies after the cos/sin loads from 12 tiles (of 2 items), else the
+ * one of copies after the tree */
 static int by_size(const pkv_cuda *h, int op, uint64_t items, uint32_t hd, int listed)
 {
     const uint64_t sm = (uint64_t)h->sm_count, bf16 = op == PKV_OP_FUSED_BF16;
@@ -148,6 +150,11 @@ static int by_size(const pkv_cuda *h, int op, uint64_t items, uint32_t hd, int l
                                             (PKVK_HALVES16_THREADS / 32)
                    ? listed
                    : PKVI_K_FUSED_HALVES;
+    if (listed == PKVI_K_FUSED_FP8_KV_HALVES && hd == 256)
+        return (items * 16 + 31) / 32 >=
+                       12 * sm * PKVK_HALVES_BLOCKS_PER_SM * (PKVK_WARP_THREADS / 32)
+                   ? listed
+                   : PKVI_K_FUSED_FP8_KV_HALVES_TREE;
     if (listed == PKVI_K_FUSED_HALVES32)
         return (items * 4 + 31) / 32 >=
                        8 * sm * PKVK_HALVES32_BLOCKS_PER_SM * (PKVK_HALVES32_THREADS / 32)
@@ -176,22 +183,23 @@ static void really_read(pkv_cuda *h)
         {4, 128, 64, 128, 0, PKVI_K_FUSED_WARP_SMALL, PKVI_K_FUSED_WARP_SMALL,
          PKVI_K_FUSED_FP8_KV_WARP_SMALL, "4 heads, 64 tokens, warp kernels (one wave)"},
         {4, 128, 4096, 128, 0, PKVI_K_FUSED_HALVES16_EARLY, PKVI_K_FUSED_HALVES16,
-         PKVI_K_FUSED_FP8_KV_HALVES, "4 heads, 4096 tokens, halves form (ops 5, 7: 16 elements)"},
+         PKVI_K_FUSED_FP8_KV_HALVES_TREE,
+         "4 heads, 4096 tokens, halves form (ops 5, 7: 16 elements)"},
         {4, 256, 2048, 256, 0, PKVI_K_FUSED_HALVES32, PKVI_K_FUSED_HALVES16,
          PKVI_K_FUSED_FP8_KV_HALVES,
          "4 x 256, 2048 tokens, halves form (op 5: 32 elements, 7: 16)"},
-        {2, 128, 8192, 128, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_FP8_KV_HALVES,
-         "2 x 128, 8192 tokens, halves form (8 elements)"},
+        {2, 128, 8192, 128, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_HALVES,
+         PKVI_K_FUSED_FP8_KV_HALVES_TREE, "2 x 128, 8192 tokens, halves form (8 elements)"},
         {4, 128, 1024, 64, 0, PKVI_K_FUSED_WARP, PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP,
          "4 heads, 1024 tokens, rotary_dim 64, 8-element warp kernels"},
         {4, 128, 1024, 80, 0, PKVI_K_FUSED_WARP, PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP,
          "4 heads, 1024 tokens, rotary_dim 80, 8-element warp kernels"},
         {16, 64, 1024, 64, 0, PKVI_K_FUSED_WIDE64_BF16, PKVI_K_FUSED_WIDE64,
-         PKVI_K_FUSED_FP8_KV_HALVES,
+         PKVI_K_FUSED_FP8_KV_HALVES_TREE,
          "16 x 64, 1024 tokens, halves form (ops 5, 7: the kernel for 4 threads an item or "
          "their wide kernels; op 8: one chunk)"},
         {3, 64, 4099, 64, 0, PKVI_K_FUSED_WIDE64_BF16, PKVI_K_FUSED_WIDE64,
-         PKVI_K_FUSED_FP8_KV_HALVES,
+         PKVI_K_FUSED_FP8_KV_HALVES_TREE,
          "3 x 64, 4099 tokens, halves form (tiles across tokens, the last in part)"},
         {16, 32, 2048, 32, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_FP8_KV_WARP,
          "16 x 32, 2048 tokens, halves form (ops 5, 7: one chunk), op 8 8-element"},
@@ -232,8 +240,9 @@ static void really_read(pkv_cuda *h)
                    pkv_op_name((pkv_op)op), kind);
             if (want == PKVI_K_FUSED_HALVES || want == PKVI_K_FUSED_HALVES16 ||
                 want == PKVI_K_FUSED_HALVES16_EARLY || want == PKVI_K_FUSED_HALVES32 ||
-                want == PKVI_K_FUSED_FP8_KV_HALVES || want == PKVI_K_FUSED_HALVES_G4 ||
-                want == PKVI_K_FUSED_WIDE64 || want == PKVI_K_FUSED_WIDE64_BF16) {
+                want == PKVI_K_FUSED_FP8_KV_HALVES || want == PKVI_K_FUSED_FP8_KV_HALVES_TREE ||
+                want == PKVI_K_FUSED_HALVES_G4 || want == PKVI_K_FUSED_WIDE64 ||
+                want == PKVI_K_FUSED_WIDE64_BF16) {
                 /* a grid for one multiprocessor: every warp loops over many tiles */
                 const uint64_t a = 1u << 20, pos[3] = {a, a, a};
                 const int sms = h->sm_count;
@@ -252,7 +261,7 @@ static void really_read(pkv_cuda *h)
                                         &plan) == PKV_OK &&
                        plan.kernel == one && plan.grid == (unsigned)per_sm,
                    "  on one multiprocessor: kernel %d (%s), %d blocks", one,
-                   one == want ? "the same" : "of larger tiles", per_sm);
+                   one == want ? "the same" : "another, by size", per_sm);
                 is_int((long long)run_diff(h, op, &c), 0, "  one multiprocessor's grid: the same");
                 h->sm_count = sms;
             }
@@ -297,7 +306,8 @@ static void large_tiles(pkv_cuda *h)
               {8, 128, PKV_OP_FUSED_FP8_K, PKVI_K_FUSED_HALVES16, PKVK_HALVES16_BLOCKS_PER_SM},
               {4, 256, PKV_OP_FUSED_BF16, PKVI_K_FUSED_HALVES32, PKVK_HALVES32_BLOCKS_PER_SM},
               {16, 64, PKV_OP_FUSED_FP8_K, PKVI_K_FUSED_WIDE64, PKVK_WIDE_BLOCKS_PER_SM},
-              {16, 64, PKV_OP_FUSED_BF16, PKVI_K_FUSED_WIDE64_BF16, PKVK_WIDE_BLOCKS_PER_SM}};
+              {16, 64, PKV_OP_FUSED_BF16, PKVI_K_FUSED_WIDE64_BF16, PKVK_WIDE_BLOCKS_PER_SM},
+              {4, 256, PKV_OP_FUSED_FP8_KV, PKVI_K_FUSED_FP8_KV_HALVES, PKVK_HALVES_BLOCKS_PER_SM}};
     for (size_t li = 0; li < sizeof ls / sizeof ls[0]; li++) {
         const uint64_t a = 1u << 20, pos[3] = {a, a, a}, nkv = ls[li].heads;
         uint32_t lo = 0, hi = 1024; /* by_size gives the kernel at hi tokens, not at lo */
