@@ -34,8 +34,9 @@ enum {
     PKVI_K_FUSED_WIDE64, /* head_dim 64, tiles of 32 items (kernels/fused_wide.cu): fused_fp8_k */
     PKVI_K_FUSED_MROPE_WIDE64, /* and MRoPE */
     PKVI_K_FUSED_HALVES16_EARLY, /* PKVI_K_FUSED_HALVES16, the next tile's copies first: op 5 */
-    PKVI_K_FUSED_WIDE64_BF16,    /* PKVI_K_FUSED_WIDE64 for fused_bf16 (its copies later) */
+    PKVI_K_FUSED_WIDE64_T16,     /* PKVI_K_FUSED_WIDE64 in tiles of 16 items: ops 5 and 7 */
     PKVI_K_FUSED_FP8_KV_HALVES_TREE, /* PKVI_K_FUSED_FP8_KV_HALVES, copies after the tree */
+    PKVI_K_FUSED_MROPE_WIDE64_T16,   /* PKVI_K_FUSED_MROPE_WIDE64 in tiles of 16 items */
     PKVI_K_CONVERT,
     PKVI_K_PROBE,
     PKVI_K_NUMERICS,

@@ -41,16 +41,16 @@ static int deep(const pkv_cuda *h, uint64_t items, unsigned g, unsigned warps, u
     return (items * g + 31u) / 32u >= (uint64_t)min * h->sm_count * warps;
 }
 
-/* The wide kernels (head_dim 64, kernels/fused_wide.cu): a warp per 32 items, one wave of
- * `per_sm` blocks a multiprocessor at most; 0 when the call has fewer than `min_tiles` tiles
- * of 32 items a warp of that wave (the g4 kernels then) */
-static int wide_plan(const pkv_cuda *h, uint64_t items, unsigned per_sm, unsigned min_tiles,
-                     pkvi_plan *plan)
+/* The wide kernels (head_dim 64, kernels/fused_wide.cu): a warp per tile of `ipt` items (32 or
+ * 16), one wave of `per_sm` blocks a multiprocessor at most; 0 when the call has fewer than
+ * `min_tiles` tiles a warp of that wave */
+static int wide_plan(const pkv_cuda *h, uint64_t items, unsigned ipt, unsigned per_sm,
+                     unsigned min_tiles, pkvi_plan *plan)
 {
     const unsigned wpb = PKVK_WIDE_THREADS / 32u;
-    uint64_t wave = (uint64_t)h->sm_count * per_sm, tiles = (items + 31u) / 32u,
+    uint64_t wave = (uint64_t)h->sm_count * per_sm, tiles = (items + ipt - 1u) / ipt,
              grid = (tiles + wpb - 1u) / wpb;
-    if (!deep(h, items, 1u, per_sm * wpb, min_tiles)) return 0;
+    if (!deep(h, items, 32u / ipt, per_sm * wpb, min_tiles)) return 0;
     plan->block = PKVK_WIDE_THREADS;
     plan->grid = (unsigned)(grid > wave ? wave : grid);
     return 1;
@@ -126,22 +126,25 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
     } else if (halves && warp_grid(gh, items, plan)) {
         g = gh;
         /* 8 elements at head_dim 64 (4 threads an item): the kernels with that group size
-         * built in, or the wide kernels, whose tiles of 32 items do each item's own work once
-         * (kernels/fused_wide.cu). On the H200 at 16 x 64, three interleaved runs from 2,048 to
-         * 65,536 tokens (doc/PERFORMANCE.md): MRoPE's wide kernel as fast as the g4 kernel
-         * (-1% to +0.5%) to 14% faster for text tokens and 10-33% faster for image patches,
-         * at every size. Since the wide kernels issue the next tile's copies after the trees
-         * (H200, graph replays with a table): fused_fp8_k's 7.4-7.8% faster than the g4
-         * kernel at 16,384 tokens (2.6 tiles a warp of its wave), 1.0% slower at 8,192 (1.3),
-         * so it takes the wide kernel from 2 tiles a warp; fused_bf16's (its own, copies issued
-         * later) 1.6-2.7% faster at 32,768 and 65,536 (5.2, 10.3), 3.8% slower at 16,384, so
-         * from 3 (the sizes between were not measured) */
-        const int bf16 = op == PKV_OP_FUSED_BF16;
-        const unsigned wide_min = mrope ? 0u : bf16 ? 3u : 2u; /* tiles a warp */
-        const int wide =
-            gh == 4u && !e16 && !kv &&
-            wide_plan(h, items, mrope ? PKVK_MROPE_WIDE_BLOCKS_PER_SM : PKVK_WIDE_BLOCKS_PER_SM,
-                      wide_min, plan);
+         * built in (g4), or the wide kernels, whose tiles of 32 or 16 items do each item's own
+         * work once (kernels/fused_wide.cu). On the H200 at 16 x 64, three interleaved runs from
+         * 2,048 to 65,536 tokens (doc/PERFORMANCE.md): MRoPE's wide kernel as fast as the g4
+         * kernel (-1% to +0.5%) to 14% faster for text tokens and 10-33% faster for image
+         * patches, at every size. Graph replays with a table: tiles of 32 for fused_fp8_k 7.4%
+         * faster than the g4 kernel at 16,384 tokens (2.6 tiles a warp of its wave), 1.0% slower
+         * at 8,192 (1.3). Tiles of 16, against the kernels taken before: fused_bf16 3.9-5.7%
+         * faster from 8,192 to 32,768 tokens (2.6 to 10.3 tiles of 16 a warp), 2.5% at 65,536,
+         * 1.6% slower at 4,096 (1.3); fused_fp8_k 7.7% faster at 8,192 (g4 before), 4.8% at
+         * 16,384, 2.7% and 6.9% slower at 32,768 and 65,536 (5.2 and 10.3 tiles of 32); MRoPE
+         * at 16,384 5.9% faster for text tokens and 0.9% for image patches, at 65,536 (12.4
+         * tiles of 32) 0.4% faster and 5.8% slower. So tiles of 16 from 2 a warp, but fused_fp8_k
+         * and MRoPE tiles of 32 from 4 (the sizes between were not measured), and MRoPE tiles of 32
+         * below 2 of 16 too; else the g4 kernel */
+        const int bf16 = op == PKV_OP_FUSED_BF16, g64 = gh == 4u && !e16 && !kv;
+        const unsigned wper = mrope ? PKVK_MROPE_WIDE_BLOCKS_PER_SM : PKVK_WIDE_BLOCKS_PER_SM;
+        int wide = g64 && !bf16 && wide_plan(h, items, 32u, wper, 4u, plan);
+        const int t16 = g64 && !wide && wide_plan(h, items, 16u, wper, 2u, plan);
+        if (g64 && mrope && !wide && !t16) wide = wide_plan(h, items, 32u, wper, 0u, plan);
         /* fused_bf16's 16-element kernel at head_dim 128 issues the next tile's copies first
          * (kernels/fused_halves.cu: the other order was 1.0-1.2% slower for it, 2-7% faster
          * for fused_fp8_k); op 8's after the tree but at head_dim 256 from 12 tiles a warp of
@@ -155,12 +158,14 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
         plan->kernel = kv_tree    ? PKVI_K_FUSED_FP8_KV_HALVES_TREE
                        : kv       ? PKVI_K_FUSED_FP8_KV_HALVES
                        : mrope    ? (e16    ? PKVI_K_FUSED_MROPE_HALVES16
+                                     : t16  ? PKVI_K_FUSED_MROPE_WIDE64_T16
                                      : wide ? PKVI_K_FUSED_MROPE_WIDE64
                                             : PKVI_K_FUSED_MROPE_HALVES)
                        : e32      ? PKVI_K_FUSED_HALVES32
                        : e16      ? (bf16 && d->cache.head_dim < 256u ? PKVI_K_FUSED_HALVES16_EARLY
                                                                       : PKVI_K_FUSED_HALVES16)
-                       : wide     ? (bf16 ? PKVI_K_FUSED_WIDE64_BF16 : PKVI_K_FUSED_WIDE64)
+                       : t16      ? PKVI_K_FUSED_WIDE64_T16
+                       : wide     ? PKVI_K_FUSED_WIDE64
                        : gh == 4u ? PKVI_K_FUSED_HALVES_G4
                                   : PKVI_K_FUSED_HALVES;
         if (e32)
@@ -168,7 +173,7 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
         else if (e16)
             halves_wave(h, plan, PKVK_HALVES16_THREADS,
                         mrope ? PKVK_MROPE_HALVES16_BLOCKS_PER_SM : PKVK_HALVES16_BLOCKS_PER_SM);
-        else if (!wide) /* (else wide_plan's grid) */
+        else if (!wide && !t16) /* (else wide_plan's grid) */
             halves_wave(h, plan, 256u,
                         mrope ? PKVK_MROPE_HALVES_BLOCKS_PER_SM : PKVK_HALVES_BLOCKS_PER_SM);
     } else if (fits8 && !mrope) {

@@ -20,7 +20,8 @@
  * three equal positions (text tokens: one row read for every pair; so whole tiles of text tokens
  * lie between tiles with other tokens), as has a twenty-fourth past the table. Each also on a grid
  * for one multiprocessor, whose warps loop over many tiles (the positions are loaded a tile
- * ahead). */
+ * ahead). The wide kernel in tiles of 16 items at 16 x 64 in a call of 2 tiles a warp of its
+ * wave (a token a tile; on one multiprocessor's grid, tiles of 32). */
 static void mrope_halves(pkv_cuda *h)
 {
     static const struct {
@@ -29,28 +30,33 @@ static void mrope_halves(pkv_cuda *h)
     } gs[] = {{4, 128, PKVI_K_FUSED_MROPE_HALVES16}, {5, 128, PKVI_K_FUSED_MROPE_HALVES16},
               {2, 128, PKVI_K_FUSED_MROPE_HALVES},   {1, 128, PKVI_K_FUSED_MROPE_HALVES},
               {3, 64, PKVI_K_FUSED_MROPE_WIDE64},    {16, 64, PKVI_K_FUSED_MROPE_WIDE64},
-              {4, 256, PKVI_K_FUSED_MROPE_HALVES16}};
+              {4, 256, PKVI_K_FUSED_MROPE_HALVES16}, {16, 64, PKVI_K_FUSED_MROPE_WIDE64_T16}};
     pkvi_rng r = {0x2545f4914f6cdd1dull};
     for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++)
         for (int v = 0; v < 2; v++) {
             const uint64_t a = 1u << 20, pos[3] = {a, a, a};
             const uint32_t hd = gs[gi].hd, sec[3] = {v ? 24 * hd / 128 : 0, v ? 20 * hd / 128 : 0,
                                                      v ? 20 * hd / 128 : 0};
-            const int sms = h->sm_count, per_sm = gs[gi].want == PKVI_K_FUSED_MROPE_WIDE64
+            const int t16 = gs[gi].want == PKVI_K_FUSED_MROPE_WIDE64_T16,
+                      one = t16 ? PKVI_K_FUSED_MROPE_WIDE64 : gs[gi].want;
+            const int sms = h->sm_count, per_sm = one == PKVI_K_FUSED_MROPE_WIDE64
                                                       ? PKVK_MROPE_WIDE_BLOCKS_PER_SM
-                                                  : gs[gi].want == PKVI_K_FUSED_MROPE_HALVES16
+                                                  : one == PKVI_K_FUSED_MROPE_HALVES16
                                                       ? PKVK_MROPE_HALVES16_BLOCKS_PER_SM
                                                       : PKVK_MROPE_HALVES_BLOCKS_PER_SM;
+            const uint32_t n =
+                t16 ? (uint32_t)(2 * sms * PKVK_MROPE_WIDE_BLOCKS_PER_SM * (PKVK_WIDE_THREADS / 32))
+                    : 4096u;
             uint32_t *ph, *pw;
             pkvi_case c;
             pkvk_fused_params prm;
             pkvi_plan plan;
             unsigned long long bad;
-            plain_case(&c, 0, gs[gi].heads, hd, 4096);
-            ph = malloc(4096 * 4);
-            pw = malloc(4096 * 4);
+            plain_case(&c, 0, gs[gi].heads, hd, n);
+            ph = malloc((size_t)n * 4);
+            pw = malloc((size_t)n * 4);
             if (!ph || !pw) bail("out of memory");
-            for (uint32_t t = 0; t < 4096; t++) {
+            for (uint32_t t = 0; t < n; t++) {
                 ph[t] = (uint32_t)(pkvi_rng_next(&r) % 1000);
                 pw[t] = (uint32_t)(pkvi_rng_next(&r) % 1000) + (t % 12 == 5 ? 1000u : 0u);
                 if (t % 24 == 9) c.pos[0][t] += 1000;  /* equal, and past the table */
@@ -65,15 +71,15 @@ static void mrope_halves(pkv_cuda *h)
                                         &prm, &plan) == PKV_OK
                        ? plan.kernel
                        : -2,
-                   gs[gi].want, "MRoPE %u x %u, sections %u %u %u: the halves form", gs[gi].heads,
-                   hd, sec[0], sec[1], sec[2]);
+                   gs[gi].want, "MRoPE %u x %u, %u tokens, sections %u %u %u: the halves form",
+                   gs[gi].heads, hd, n, sec[0], sec[1], sec[2]);
             is_int((long long)run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c), 0,
                    "  three streams, table of 1000 == reference");
             h->sm_count = 1;
             ok(pkvi_cuda_fused_plan(h, PKV_OP_FUSED_MROPE_BF16, &c.f, a, a, a, pos, a, a, a, 0,
                                     &prm, &plan) == PKV_OK &&
-                   plan.kernel == gs[gi].want && plan.grid == (unsigned)per_sm,
-               "  on one multiprocessor: the same kernel, %d blocks", per_sm);
+                   plan.kernel == one && plan.grid == (unsigned)per_sm,
+               "  on one multiprocessor: kernel %d, %d blocks", one, per_sm);
             is_int((long long)run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c), 0,
                    "  one multiprocessor's grid: the same");
             h->sm_count = sms;

@@ -218,38 +218,46 @@ static void with_table(pkv_cuda *h)
     d = desc(8, 120, 65536); /* head_dim % 16 != 0 (and a partial rotation) */
     d.rotary_dim = 96;
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WARP, "head_dim 120, many waves: 8-element");
-    /* head_dim 64, 4 threads an item: MRoPE takes its wide kernel (tiles of 32 items), op 7
-     * its wide kernel in calls of 2 tiles a warp of its wave or more, op 5 its own in calls of
-     * 3 or more, else the kernel with that group size built in (g4); other group sizes the
-     * general ones */
+    /* head_dim 64, 4 threads an item: ops 5 and 7 and MRoPE take the wide kernels in tiles of
+     * 16 items in calls of 2 tiles a warp of their wave or more, fused_fp8_k and MRoPE in tiles
+     * of 32 in calls of 4 tiles of 32 or more; fewer: MRoPE tiles of 32, the others the kernel
+     * with that group size built in (g4); other group sizes the general ones */
     if (pkv_cuda_rope_table(h, 1e4f, 64, 1000) != PKV_OK) bail("%s", pkv_last_error());
     d = desc(16, 64, 65536);
-    is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_WIDE64_BF16,
-           "16 x 64, many waves: halves form, fused_bf16's wide kernel");
+    is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_WIDE64_T16,
+           "16 x 64, many waves: halves form, the wide kernel in tiles of 16 items");
     is_int(grid, (long long)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM, "  one wave of its blocks");
     is_int(last_block, PKVK_WIDE_THREADS, "  of %d threads", PKVK_WIDE_THREADS);
     is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, &grid), PKVI_K_FUSED_WIDE64,
-           "  fused_fp8_k: the wide kernel");
+           "  fused_fp8_k: the wide kernel in tiles of 32");
     is_int(grid, (long long)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM, "  one wave of its blocks");
     is_int(last_block, PKVK_WIDE_THREADS, "  of %d threads", PKVK_WIDE_THREADS);
-    /* the wide kernels from n tiles of 32 items a warp of their wave (fused_fp8_k 2,
-     * fused_bf16 3): 16 heads, 2 T - 1 tokens are 32 (T - 1) + 16 items, T tiles; 2 T - 2 are
-     * T - 1 tiles */
-    for (int oi = 0; oi < 2; oi++) {
-        const pkv_op op = oi ? bf16 : PKV_OP_FUSED_FP8_K;
-        const int n = oi ? 3 : 2, wk = oi ? PKVI_K_FUSED_WIDE64_BF16 : PKVI_K_FUSED_WIDE64;
-        const long long tn =
-            (long long)n * h->sm_count * PKVK_WIDE_BLOCKS_PER_SM * (PKVK_WIDE_THREADS / 32);
-        d.num_tokens = (uint32_t)(2 * tn - 1);
-        is_int(kernel(h, op, &d, &grid), wk,
-               "  %s, %u tokens (%lld tiles, %d a warp): its wide kernel", pkv_op_name(op),
-               d.num_tokens, tn, n);
-        is_int(grid, (long long)h->sm_count * PKVK_WIDE_BLOCKS_PER_SM, "  one wave of its blocks");
-        d.num_tokens = (uint32_t)(2 * tn - 2);
-        is_int(kernel(h, op, &d, &grid), PKVI_K_FUSED_HALVES_G4,
-               "  %u tokens (a tile fewer): the g4 kernel", d.num_tokens);
-        is_int(grid, (long long)h->sm_count * PKVK_HALVES_BLOCKS_PER_SM,
+    /* at 16 heads a token is a tile of 16 items and half a tile of 32: n tiles of 16 a warp of
+     * a wave of w warps are n w tokens; 4 tiles of 32, 8 w - 1 tokens (8 w - 2: a tile fewer) */
+    for (int oi = 0; oi < 3; oi++) {
+        const pkv_op op = oi == 0 ? bf16 : oi == 1 ? PKV_OP_FUSED_FP8_K : PKV_OP_FUSED_MROPE_BF16;
+        const int per = oi == 2 ? PKVK_MROPE_WIDE_BLOCKS_PER_SM : PKVK_WIDE_BLOCKS_PER_SM,
+                  t16 = oi == 2 ? PKVI_K_FUSED_MROPE_WIDE64_T16 : PKVI_K_FUSED_WIDE64_T16,
+                  t32 = oi == 2 ? PKVI_K_FUSED_MROPE_WIDE64 : PKVI_K_FUSED_WIDE64,
+                  small = oi == 2 ? PKVI_K_FUSED_MROPE_WIDE64 : PKVI_K_FUSED_HALVES_G4;
+        const long long w = (long long)h->sm_count * per * (PKVK_WIDE_THREADS / 32);
+        d.num_tokens = (uint32_t)(2 * w);
+        is_int(kernel(h, op, &d, &grid), t16, "  %s, %u tokens (2 tiles of 16 a warp): tiles of 16",
+               pkv_op_name(op), d.num_tokens);
+        is_int(grid, (long long)h->sm_count * per, "  one wave of its blocks");
+        d.num_tokens = (uint32_t)(2 * w - 1);
+        is_int(kernel(h, op, &d, &grid), small, "  %u tokens (a tile fewer): %s", d.num_tokens,
+               oi == 2 ? "tiles of 32" : "the g4 kernel");
+        /* (tiles of 32: 2 w - 1 tokens are w tiles, a wave) */
+        is_int(grid, (long long)h->sm_count * (oi == 2 ? per : PKVK_HALVES_BLOCKS_PER_SM),
                "  one wave of its blocks");
+        d.num_tokens = (uint32_t)(8 * w - 2);
+        is_int(kernel(h, op, &d, NULL), t16,
+               "  %u tokens (4 tiles of 32 a warp but one): tiles of 16", d.num_tokens);
+        d.num_tokens = (uint32_t)(8 * w - 1);
+        is_int(kernel(h, op, &d, &grid), oi == 0 ? t16 : t32, "  %u tokens: %s", d.num_tokens,
+               oi == 0 ? "tiles of 16 still" : "tiles of 32");
+        is_int(grid, (long long)h->sm_count * per, "  one wave of its blocks");
     }
     d.num_tokens = (1u << 26) - 5u;
     is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_WIDE64,
@@ -265,27 +273,29 @@ static void with_table(pkv_cuda *h)
     is_int(grid, (long long)h->sm_count * PKVK_MROPE_WIDE_BLOCKS_PER_SM,
            "  one wave of its blocks (%d per multiprocessor)", PKVK_MROPE_WIDE_BLOCKS_PER_SM);
     is_int(last_block, PKVK_WIDE_THREADS, "  of %d threads", PKVK_WIDE_THREADS);
-    /* MRoPE's at any size: 2048 tokens are 32,768 items, 1,024 warps of 32; 2049: 32,784
-     * items, 1,025 warps (the last of 16 items); a block of PKVK_WIDE_THREADS / 32 warps, one
-     * wave of blocks at most */
+    /* MRoPE's tiles of 32 below 2 tiles of 16 a warp: 2048 tokens (or fewer, an even n, on a
+     * GPU of few multiprocessors) are 16 n items, n / 2 warps of 32; n + 1: n / 2 + 1 warps (the
+     * last of 16 items); a block of PKVK_WIDE_THREADS / 32 warps, one wave of blocks at most */
     {
         const long long wave = (long long)h->sm_count * PKVK_MROPE_WIDE_BLOCKS_PER_SM,
-                        w = PKVK_WIDE_THREADS / 32, b2048 = (1024 + w - 1) / w,
-                        b2049 = (1025 + w - 1) / w;
-        d.num_tokens = 2048;
+                        w = PKVK_WIDE_THREADS / 32,
+                        n = 2049 < 2 * wave * w ? 2048 : 2 * (wave * w - 1),
+                        b0 = (n / 2 + w - 1) / w, b1 = (n / 2 + 1 + w - 1) / w;
+        d.num_tokens = (uint32_t)n;
         is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_WIDE64,
-               "  2048 tokens: the same");
-        is_int(grid, b2048 < wave ? b2048 : wave, "  a warp per 32 items (%lld blocks, wave %lld)",
-               b2048, wave);
-        d.num_tokens = 2049;
+               "  MRoPE, %u tokens: tiles of 32", d.num_tokens);
+        is_int(grid, b0 < wave ? b0 : wave, "  a warp per 32 items (%lld blocks, wave %lld)", b0,
+               wave);
+        d.num_tokens = (uint32_t)n + 1;
         is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, &grid), PKVI_K_FUSED_MROPE_WIDE64,
-               "  2049 tokens: the same");
-        is_int(grid, b2049 < wave ? b2049 : wave,
-               "  a warp more for the last 16 items (%lld blocks, wave %lld)", b2049, wave);
+               "  %u tokens: the same", d.num_tokens);
+        is_int(grid, b1 < wave ? b1 : wave,
+               "  a warp more for the last 16 items (%lld blocks, wave %lld)", b1, wave);
     }
     d = desc(3, 64, 1u << 20);
-    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WIDE64_BF16, "3 x 64: the same");
-    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_WIDE64, "  and fused_fp8_k's");
+    is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED_WIDE64_T16, "3 x 64: tiles of 16");
+    is_int(kernel(h, PKV_OP_FUSED_FP8_K, &d, NULL), PKVI_K_FUSED_WIDE64,
+           "  fused_fp8_k: tiles of 32");
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_WIDE64,
            "  and MRoPE's");
     if (pkv_cuda_rope_table(h, 1e4f, 32, 1000) != PKV_OK) bail("%s", pkv_last_error());

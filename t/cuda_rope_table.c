@@ -132,19 +132,20 @@ static void ops(pkv_cuda *h)
 
 /* The kernel lib/cuda_warp_plan.c gives op 5 or 7 for a call of `items` items whose row lists
  * `listed`, its kernel for large calls: the kernels of larger tiles take calls of enough tiles a
- * warp of their one wave (the wide kernels: fused_fp8_k's 2, fused_bf16's 3; at head_dim 128 the
- * 16-element kernels 8 for fused_bf16 (its own), 3 for fused_fp8_k; the 32-element kernel 8), else
+ * warp of their one wave (at head_dim 64 the wide kernel in tiles of 32 items fused_fp8_k's 4,
+ * in tiles of 16 both ops' 2; at head_dim 128 the 16-element kernels 8 for fused_bf16 (its own),
+ * 3 for fused_fp8_k; the 32-element kernel 8), else
  * the next smaller (fused_bf16 at head_dim 256: the 16-element kernel of ops 5 and 7); op 8 at
  * head_dim 256 its kernel of copies after the cos/sin loads from 12 tiles (of 2 items), else the
  * one of copies after the tree */
 static int by_size(const pkv_cuda *h, int op, uint64_t items, uint32_t hd, int listed)
 {
     const uint64_t sm = (uint64_t)h->sm_count, bf16 = op == PKV_OP_FUSED_BF16;
-    if (listed == PKVI_K_FUSED_WIDE64 || listed == PKVI_K_FUSED_WIDE64_BF16)
-        return (items + 31) / 32 >=
-                       (bf16 ? 3 : 2) * sm * PKVK_WIDE_BLOCKS_PER_SM * (PKVK_WIDE_THREADS / 32)
-                   ? listed
-                   : PKVI_K_FUSED_HALVES_G4;
+    if (listed == PKVI_K_FUSED_WIDE64 || listed == PKVI_K_FUSED_WIDE64_T16) {
+        const uint64_t w = sm * PKVK_WIDE_BLOCKS_PER_SM * (PKVK_WIDE_THREADS / 32);
+        if (!bf16 && (items + 31) / 32 >= 4 * w) return PKVI_K_FUSED_WIDE64;
+        return (items + 15) / 16 >= 2 * w ? PKVI_K_FUSED_WIDE64_T16 : PKVI_K_FUSED_HALVES_G4;
+    }
     if ((listed == PKVI_K_FUSED_HALVES16 || listed == PKVI_K_FUSED_HALVES16_EARLY) && hd == 128)
         return (items * 4 + 31) / 32 >= (bf16 ? 8 : 3) * sm * PKVK_HALVES16_BLOCKS_PER_SM *
                                             (PKVK_HALVES16_THREADS / 32)
@@ -194,11 +195,11 @@ static void really_read(pkv_cuda *h)
          "4 heads, 1024 tokens, rotary_dim 64, 8-element warp kernels"},
         {4, 128, 1024, 80, 0, PKVI_K_FUSED_WARP, PKVI_K_FUSED_WARP, PKVI_K_FUSED_FP8_KV_WARP,
          "4 heads, 1024 tokens, rotary_dim 80, 8-element warp kernels"},
-        {16, 64, 1024, 64, 0, PKVI_K_FUSED_WIDE64_BF16, PKVI_K_FUSED_WIDE64,
+        {16, 64, 1024, 64, 0, PKVI_K_FUSED_WIDE64_T16, PKVI_K_FUSED_WIDE64,
          PKVI_K_FUSED_FP8_KV_HALVES_TREE,
          "16 x 64, 1024 tokens, halves form (ops 5, 7: the kernel for 4 threads an item or "
          "their wide kernels; op 8: one chunk)"},
-        {3, 64, 4099, 64, 0, PKVI_K_FUSED_WIDE64_BF16, PKVI_K_FUSED_WIDE64,
+        {3, 64, 4099, 64, 0, PKVI_K_FUSED_WIDE64_T16, PKVI_K_FUSED_WIDE64,
          PKVI_K_FUSED_FP8_KV_HALVES_TREE,
          "3 x 64, 4099 tokens, halves form (tiles across tokens, the last in part)"},
         {16, 32, 2048, 32, 0, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_FP8_KV_WARP,
@@ -242,7 +243,7 @@ static void really_read(pkv_cuda *h)
                 want == PKVI_K_FUSED_HALVES16_EARLY || want == PKVI_K_FUSED_HALVES32 ||
                 want == PKVI_K_FUSED_FP8_KV_HALVES || want == PKVI_K_FUSED_FP8_KV_HALVES_TREE ||
                 want == PKVI_K_FUSED_HALVES_G4 || want == PKVI_K_FUSED_WIDE64 ||
-                want == PKVI_K_FUSED_WIDE64_BF16) {
+                want == PKVI_K_FUSED_WIDE64_T16) {
                 /* a grid for one multiprocessor: every warp loops over many tiles */
                 const uint64_t a = 1u << 20, pos[3] = {a, a, a};
                 const int sms = h->sm_count;
@@ -254,7 +255,7 @@ static void really_read(pkv_cuda *h)
                 per_sm = one == PKVI_K_FUSED_HALVES32 ? PKVK_HALVES32_BLOCKS_PER_SM
                          : one == PKVI_K_FUSED_HALVES16 || one == PKVI_K_FUSED_HALVES16_EARLY
                              ? PKVK_HALVES16_BLOCKS_PER_SM
-                         : one == PKVI_K_FUSED_WIDE64 || one == PKVI_K_FUSED_WIDE64_BF16
+                         : one == PKVI_K_FUSED_WIDE64 || one == PKVI_K_FUSED_WIDE64_T16
                              ? PKVK_WIDE_BLOCKS_PER_SM
                              : PKVK_HALVES_BLOCKS_PER_SM;
                 ok(pkvi_cuda_fused_plan(h, (pkv_op)op, &c.f, a, a, a, pos, a, a, a, 0, &prm,
@@ -306,7 +307,8 @@ static void large_tiles(pkv_cuda *h)
               {8, 128, PKV_OP_FUSED_FP8_K, PKVI_K_FUSED_HALVES16, PKVK_HALVES16_BLOCKS_PER_SM},
               {4, 256, PKV_OP_FUSED_BF16, PKVI_K_FUSED_HALVES32, PKVK_HALVES32_BLOCKS_PER_SM},
               {16, 64, PKV_OP_FUSED_FP8_K, PKVI_K_FUSED_WIDE64, PKVK_WIDE_BLOCKS_PER_SM},
-              {16, 64, PKV_OP_FUSED_BF16, PKVI_K_FUSED_WIDE64_BF16, PKVK_WIDE_BLOCKS_PER_SM},
+              {16, 64, PKV_OP_FUSED_BF16, PKVI_K_FUSED_WIDE64_T16, PKVK_WIDE_BLOCKS_PER_SM},
+              {16, 64, PKV_OP_FUSED_FP8_K, PKVI_K_FUSED_WIDE64_T16, PKVK_WIDE_BLOCKS_PER_SM},
               {4, 256, PKV_OP_FUSED_FP8_KV, PKVI_K_FUSED_FP8_KV_HALVES, PKVK_HALVES_BLOCKS_PER_SM}};
     for (size_t li = 0; li < sizeof ls / sizeof ls[0]; li++) {
         const uint64_t a = 1u << 20, pos[3] = {a, a, a}, nkv = ls[li].heads;
