@@ -94,6 +94,7 @@ __device__ __forceinline__ void pkvk_wide_cs(const pkvk_fused_params &p, unsigne
 template <bool MROPE, int AT, int NS = 4>
 __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &p)
 {
+    static_assert(NS == 2 || NS == 4, "the owner's sum below picks from 2 or 4 sub-tiles");
     constexpr unsigned W = PKVK_WIDE_THREADS / 32, IPT = 8 * NS;
     __shared__ __align__(64) uint4 stages[W][2][NS][64];
     // 1 + w: row 2 hf + k of lane j's unit (elements 8 j + 4 k .. of half hf)
