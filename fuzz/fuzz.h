@@ -19,6 +19,10 @@ typedef struct pkv_cuda pkv_cuda;
 /* The GPU, or NULL (none, or PKV_FUZZ_NO_GPU set). */
 pkv_cuda *fz_gpu(void);
 
+/* Whether the launcher may take the halves kernels' streaming variants (lib/cuda_warp_plan.c:
+ * the device's L2 size, or none), so that the fused targets' calls reach both forms. */
+void fz_gpu_streaming(int on);
+
 /* PKV_FUZZ_MANY_WAVES is set: the GPU handle's launcher sees one multiprocessor, so that small
  * cases take the kernels meant for calls of many waves (which kernel runs is a performance
  * choice; the bytes must not depend on it), and the fused targets rotate whole heads. */

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int l2_bytes; /* the device's, while the handle's may be set to 0 (fz_gpu_streaming) */
+
 pkv_cuda *fz_gpu(void)
 {
     static int tried;
@@ -17,11 +19,18 @@ pkv_cuda *fz_gpu(void)
     if (!tried) {
         tried = 1;
         if (!getenv("PKV_FUZZ_NO_GPU") && pkv_cuda_open(0, &h) != PKV_OK) h = NULL;
+        if (h) l2_bytes = h->l2_bytes;
         if (h && fz_many_waves()) h->sm_count = 1; /* fuzz/fuzz.h */
         fprintf(stderr, "pagedkv fuzz: backends: reference%s%s\n", h ? " + CUDA " : "",
                 h ? pkv_cuda_describe(h) : "");
     }
     return h;
+}
+
+void fz_gpu_streaming(int on)
+{
+    pkv_cuda *h = fz_gpu();
+    if (h) h->l2_bytes = on ? l2_bytes : 0;
 }
 
 int fz_many_waves(void)

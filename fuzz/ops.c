@@ -196,6 +196,9 @@ static void rope_table(fz *f, int op, pkvi_case *c, int big)
                 c->pos[i][t] %= 2 * len;
     if (h && (!len || pkv_cuda_rope_table(h, c->f.theta, c->f.rotary_dim, len) != PKV_OK))
         pkv_cuda_rope_table(h, 0.0f, 0, 0);
+    /* the halves kernels' streaming variants for odd token counts (no byte read: the corpus's
+     * inputs keep their meaning) */
+    fz_gpu_streaming(c->f.num_tokens & 1u);
 }
 
 static int run_op(int op, const uint8_t *data, size_t size)

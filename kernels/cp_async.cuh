@@ -22,6 +22,19 @@ __device__ __forceinline__ void pkvk_cp_async16_z(void *smem, const void *gmem, 
                  : "memory");
 }
 
+// The same, the copy's lines in L2 first to be evicted (an L2::evict_first policy made at
+// each copy: held across the loop, its 64-bit register made kernels of 64 registers spill).
+// The halves kernels' streaming variants read K and V so (kernels/fused_halves.cu)
+__device__ __forceinline__ void pkvk_cp_async16_z_first(void *smem, const void *gmem, bool copy)
+{
+    asm volatile("{\n.reg .b64 pol;\n"
+                 "createpolicy.fractional.L2::evict_first.b64 pol, 1.0;\n"
+                 "cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, pol;\n}\n" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(smem)),
+                 "l"(gmem), "r"(copy ? 16u : 0u)
+                 : "memory");
+}
+
 // 4 bytes (the 16-byte form needs 16 consecutive bytes of one source)
 __device__ __forceinline__ void pkvk_cp_async4(void *smem, const void *gmem)
 {

@@ -52,7 +52,7 @@ enum { PKVK_NEXT_FIRST, PKVK_NEXT_AFTER_CS, PKVK_NEXT_AFTER_TREE };
 // is 16); the normalisation, rotation and stores take units b G + j (whole sectors), so a
 // lane's slots are read by others in the tree when B > 1: a warp barrier after the copies
 // arrive and before they are overwritten.
-template <bool OP8, bool MROPE, int E, int T, unsigned GC, int ISSUE>
+template <bool OP8, bool MROPE, int E, int T, unsigned GC, int ISSUE, bool ST>
 __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &p)
 {
     constexpr int B = E / 8, L = OP8 ? E / 2 : E, CT = 32 / L, U = OP8 ? 4 * B : 2 * B;
@@ -123,7 +123,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     pkvk_halves_meta m0 = pkvk_halves_meta_of<(MROPE && !RG)>(p, a0),
                      m1 = pkvk_halves_meta_of<(MROPE && !RG)>(p, a1);
     uint2 n0 = pkvk_halves_q12<RG>(p, a0), n1 = pkvk_halves_q12<RG>(p, a1);
-    pkvk_halves_issue<OP8, B>(p, stages[wid][0], a0, lane, j, G);
+    pkvk_halves_issue<OP8, B, ST>(p, stages[wid][0], a0, lane, j, G);
     // 1 + w once a block, after the first tile's loads and copies are issued: before them, the
     // block's barrier held every warp's first requests back by the weights' load, a share of a
     // call of few tiles a warp. 4 B G = head_dim / 4 <= 64 threads (the warp kernels take
@@ -147,7 +147,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
             a1 = pkvk_halves_item_of(p, tile + nw, tiles, ipw, sub, total);
         }
         if constexpr (!MS && !LATE) {
-            pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], a1, lane, j, G);
+            pkvk_halves_issue<OP8, B, ST>(p, stages[wid][stage ^ 1u], a1, lane, j, G);
         }
         const unsigned h = a0.h;
         const bool live = a0.live;
@@ -190,12 +190,12 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
                 pkvk_cs8(cs0, cs0 + sd, c, s);
         }
         if constexpr (ISSUE == PKVK_NEXT_AFTER_CS) {
-            pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], a1, lane, j, G);
+            pkvk_halves_issue<OP8, B, ST>(p, stages[wid][stage ^ 1u], a1, lane, j, G);
         }
         if constexpr (MS) {
             // the merged rows' group, then the next tile's K: this tile's K arrives first
             pkvk_cp_async_commit();
-            pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], a1, lane, j, G);
+            pkvk_halves_issue<OP8, B, ST>(p, stages[wid][stage ^ 1u], a1, lane, j, G);
             pkvk_cp_async_wait_n<2>();
         } else if constexpr (AFTER) {
             pkvk_cp_async_wait_n<0>(); // (the next tile's not issued yet)
@@ -265,7 +265,8 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
             sum = pkvk_chunk_tree<L, 8>(leaf);
         }
         const float rms = pkvi_rsqrt_cr(__fadd_rn(pkvk_mean(p, sum), p.eps));
-        if constexpr (AFTER) pkvk_halves_issue<OP8, B>(p, stages[wid][stage ^ 1u], a1, lane, j, G);
+        if constexpr (AFTER)
+            pkvk_halves_issue<OP8, B, ST>(p, stages[wid][stage ^ 1u], a1, lane, j, G);
         if constexpr (MS) {
             pkvk_cp_async_wait_n<1>(); // the merged rows
             __syncwarp();
@@ -308,8 +309,9 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
                 const uint4 z = make_uint4(0, 0, 0, 0);
 #pragma unroll
                 for (int hf = 0; hf < 2; hf++)
-                    pkvk_store8<OP8>(p, o, hf * (half / 8) + b * G, y[hf],
-                                     OP8 ? pkvk_lds128(&cur[(2 * B + hf * B + b) * 32 + lane]) : z);
+                    pkvk_store8<OP8, ST>(p, o, hf * (half / 8) + b * G, y[hf],
+                                         OP8 ? pkvk_lds128(&cur[(2 * B + hf * B + b) * 32 + lane])
+                                             : z);
             }
             if (b + 1 < B) {
 #pragma unroll
@@ -338,37 +340,53 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
 // (MRoPE: PKVK_MROPE_HALVES_BLOCKS_PER_SM); 16: as many warps in blocks of 128
 // (PKVK_HALVES16_THREADS); 32 elements: their stages take twice the shared memory per warp, so
 // blocks of 128 threads, PKVK_HALVES32_BLOCKS_PER_SM of them
-#define PKVK_FUSED_HALVES_KERNEL(name, op8, mrope, e, t, blocks, gc, issue)                        \
+#define PKVK_FUSED_HALVES_KERNEL(name, op8, mrope, e, t, blocks, gc, issue, st)                    \
     extern "C" __global__ void __launch_bounds__(t, blocks) name(const pkvk_fused_params p)        \
     {                                                                                              \
-        pkvk_fused_halves_body<op8, mrope, e, t, gc, issue>(p);                                    \
+        pkvk_fused_halves_body<op8, mrope, e, t, gc, issue, st>(p);                                \
     }
 
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves, false, false, 8, PKVK_WARP_THREADS,
-                         PKVK_HALVES_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST)
+                         PKVK_HALVES_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST, false)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16, false, false, 16, PKVK_HALVES16_THREADS,
-                         PKVK_HALVES16_BLOCKS_PER_SM, 0, PKVK_NEXT_AFTER_TREE)
+                         PKVK_HALVES16_BLOCKS_PER_SM, 0, PKVK_NEXT_AFTER_TREE, false)
 // fused_bf16 at head_dim 128 (8 tiles a warp or more): the 16-element kernel with the next
 // tile's copies first, 1.0-1.2% faster than with them late at 8 x 128 x 65,536 on the H200 (two
 // interleaved A/Bs of five runs; doc/PERFORMANCE.md); at head_dim 256 it was 2.9% slower at
 // 16,384 tokens and as fast in the 32-element form, so fused_bf16 keeps them later there
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16_early, false, false, 16, PKVK_HALVES16_THREADS,
-                         PKVK_HALVES16_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST)
+                         PKVK_HALVES16_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST, false)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves32, false, false, 32, PKVK_HALVES32_THREADS,
-                         PKVK_HALVES32_BLOCKS_PER_SM, 0, PKVK_NEXT_AFTER_TREE)
+                         PKVK_HALVES32_BLOCKS_PER_SM, 0, PKVK_NEXT_AFTER_TREE, false)
 // op 8: the next tile's copies after the tree, or (head_dim 256, 12 tiles a warp or more) after
 // the cos/sin loads
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves_tree, true, false, 8, PKVK_WARP_THREADS,
-                         PKVK_HALVES_BLOCKS_PER_SM, 0, PKVK_NEXT_AFTER_TREE)
+                         PKVK_HALVES_BLOCKS_PER_SM, 0, PKVK_NEXT_AFTER_TREE, false)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves, true, false, 8, PKVK_WARP_THREADS,
-                         PKVK_HALVES_BLOCKS_PER_SM, 0, PKVK_NEXT_AFTER_CS)
+                         PKVK_HALVES_BLOCKS_PER_SM, 0, PKVK_NEXT_AFTER_CS, false)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves, false, true, 8, PKVK_WARP_THREADS,
-                         PKVK_MROPE_HALVES_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST)
+                         PKVK_MROPE_HALVES_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST, false)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves16, false, true, 16, PKVK_HALVES16_THREADS,
-                         PKVK_MROPE_HALVES16_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST)
+                         PKVK_MROPE_HALVES16_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST, false)
 // head_dim 64, 4 threads an item (ops 5 and 7 in calls too few tiles a warp for their wide
 // kernels, fused_wide.cu, which MRoPE takes at every size):
 // the group size a constant, folded into every lane index, tile count and loop of the body
 // (on the H200 at 16 x 64 x 65,536: 4.9% fewer instructions for fused_fp8_k)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves_g4, false, false, 8, PKVK_WARP_THREADS,
-                         PKVK_HALVES_BLOCKS_PER_SM, 4, PKVK_NEXT_AFTER_CS)
+                         PKVK_HALVES_BLOCKS_PER_SM, 4, PKVK_NEXT_AFTER_CS, false)
+
+// Streaming variants (ST): K and V copied, and the cache rows stored, with their L2 lines first
+// to be evicted (an evict_first policy, st.global.cs), so that the table's rows, which every
+// call at these positions reads again, stay in L2 while the call's bytes stream past. The
+// launcher takes them for calls of at most 1.5 x the L2's bytes, where they were faster on the
+// H200, and not in larger calls, where they were slower (lib/cuda_warp_plan.c)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves_stream, false, false, 8, PKVK_WARP_THREADS,
+                         PKVK_HALVES_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST, true)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16_stream, false, false, 16, PKVK_HALVES16_THREADS,
+                         PKVK_HALVES16_BLOCKS_PER_SM, 0, PKVK_NEXT_AFTER_TREE, true)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_fp8_kv_halves_tree_stream, true, false, 8, PKVK_WARP_THREADS,
+                         PKVK_HALVES_BLOCKS_PER_SM, 0, PKVK_NEXT_AFTER_TREE, true)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves_stream, false, true, 8, PKVK_WARP_THREADS,
+                         PKVK_MROPE_HALVES_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST, true)
+PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves16_stream, false, true, 16, PKVK_HALVES16_THREADS,
+                         PKVK_MROPE_HALVES16_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST, true)

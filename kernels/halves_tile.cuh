@@ -50,8 +50,9 @@ __device__ __forceinline__ pkvk_halves_item pkvk_halves_item_of(const pkvk_fused
 
 // Copy the K (and V) elements of this lane's item into its slots of a stage: 16-byte unit b of
 // half hf, elements 8 (b G + j) .. of the half (consecutive lanes, consecutive units: whole
-// sectors), at st[(hf B + b) * 32 + lane], V's 2 B units further; then commit the group
-template <bool OP8, int B>
+// sectors), at st[(hf B + b) * 32 + lane], V's 2 B units further; then commit the group.
+// EF: the copies' lines first to be evicted from L2
+template <bool OP8, int B, bool EF = false>
 __device__ __forceinline__ void pkvk_halves_issue(const pkvk_fused_params &p, uint4 *st,
                                                   const pkvk_halves_item &a, unsigned lane,
                                                   unsigned j, unsigned G)
@@ -66,8 +67,13 @@ __device__ __forceinline__ void pkvk_halves_issue(const pkvk_fused_params &p, ui
 #pragma unroll
     for (int u = 0; u < 2 * B; u++) {
         const unsigned o = (u / B) * half + 8 * (u % B) * G;
-        pkvk_cp_async16_z(&st[u * 32 + lane], kr + o, live);
-        if (OP8) pkvk_cp_async16_z(&st[(2 * B + u) * 32 + lane], vr + o, live);
+        if constexpr (EF) {
+            pkvk_cp_async16_z_first(&st[u * 32 + lane], kr + o, live);
+            if (OP8) pkvk_cp_async16_z_first(&st[(2 * B + u) * 32 + lane], vr + o, live);
+        } else {
+            pkvk_cp_async16_z(&st[u * 32 + lane], kr + o, live);
+            if (OP8) pkvk_cp_async16_z(&st[(2 * B + u) * 32 + lane], vr + o, live);
+        }
     }
     pkvk_cp_async_commit();
 }

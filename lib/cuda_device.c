@@ -26,6 +26,9 @@ static const char *const kernel_names[PKVI_K_COUNT] = {
     "pkvk_fused_wide64",            "pkvk_fused_mrope_wide64",
     "pkvk_fused_halves16_early",    "pkvk_fused_wide64_t16",
     "pkvk_fused_fp8_kv_halves_tree", "pkvk_fused_mrope_wide64_t16",
+    "pkvk_fused_halves_stream",     "pkvk_fused_halves16_stream",
+    "pkvk_fused_fp8_kv_halves_tree_stream",
+    "pkvk_fused_mrope_halves_stream", "pkvk_fused_mrope_halves16_stream",
     "pkvk_convert_range",           "pkvk_probe",
     "pkvk_numerics",                "pkvk_rope_table",
     "pkvk_naive_write",             "pkvk_chain_norm",
@@ -115,7 +118,8 @@ pkv_status pkv_cuda_open(int ordinal, pkv_cuda **out)
     if (cu->cuDeviceGet(&h->dev, ordinal) || cu->cuDeviceGetName(name, sizeof name, h->dev) ||
         cu->cuDeviceGetAttribute(&major, PKVI_CU_ATTR_CC_MAJOR, h->dev) ||
         cu->cuDeviceGetAttribute(&minor, PKVI_CU_ATTR_CC_MINOR, h->dev) ||
-        cu->cuDeviceGetAttribute(&h->sm_count, PKVI_CU_ATTR_SM_COUNT, h->dev)) {
+        cu->cuDeviceGetAttribute(&h->sm_count, PKVI_CU_ATTR_SM_COUNT, h->dev) ||
+        cu->cuDeviceGetAttribute(&h->l2_bytes, PKVI_CU_ATTR_L2_BYTES, h->dev)) {
         free(h);
         return pkvi_fail(PKV_ECUDA, "cuda_open: cannot query device %d", ordinal);
     }

@@ -37,6 +37,12 @@ enum {
     PKVI_K_FUSED_WIDE64_T16,     /* PKVI_K_FUSED_WIDE64 in tiles of 16 items: ops 5 and 7 */
     PKVI_K_FUSED_FP8_KV_HALVES_TREE, /* PKVI_K_FUSED_FP8_KV_HALVES, copies after the tree */
     PKVI_K_FUSED_MROPE_WIDE64_T16,   /* PKVI_K_FUSED_MROPE_WIDE64 in tiles of 16 items */
+    /* the halves kernels' streaming variants: K, V and the cache rows first out of L2 */
+    PKVI_K_FUSED_HALVES_STREAM,
+    PKVI_K_FUSED_HALVES16_STREAM,
+    PKVI_K_FUSED_FP8_KV_HALVES_TREE_STREAM,
+    PKVI_K_FUSED_MROPE_HALVES_STREAM,
+    PKVI_K_FUSED_MROPE_HALVES16_STREAM,
     PKVI_K_CONVERT,
     PKVI_K_PROBE,
     PKVI_K_NUMERICS,
@@ -55,6 +61,7 @@ struct pkv_cuda {
     const pkvi_cuda_api *cu;
     pkvi_CUdevice dev;
     int sm_count;       /* multiprocessors: how many blocks a small launch should spread over */
+    int l2_bytes;       /* the L2's size: which calls take the streaming kernels (0: none) */
     pkvi_CUcontext ctx; /* the primary context, retained */
     pkvi_CUmodule module;
     pkvi_CUfunction fn[PKVI_K_COUNT];

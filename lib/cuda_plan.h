@@ -31,6 +31,11 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
 int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsigned epc,
                         uint64_t items, pkvk_fused_params *p, pkvi_plan *plan);
 
+/* The streaming variant of a halves kernel (its K, V and cache rows first out of L2), which the
+ * warp plan takes for calls of at most 1.5 x the L2's bytes (h->l2_bytes; 0: never), or kernel
+ * itself when it has none */
+int pkvi_cuda_streaming_variant(int kernel);
+
 /* The device's sin and cos (together and alone), rsqrt, BF16, E4M3 and BF16 decode of each of
  * n inputs: out[8 * i ..] (kernels/numerics.cu). Synchronous. */
 pkv_status pkvi_cuda_numerics(pkv_cuda *h, const uint32_t *in, uint32_t n, uint32_t *out);

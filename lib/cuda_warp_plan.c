@@ -41,6 +41,39 @@ static int deep(const pkv_cuda *h, uint64_t items, unsigned g, unsigned warps, u
     return (items * g + 31u) / 32u >= (uint64_t)min * h->sm_count * warps;
 }
 
+/* (lib/cuda_plan.h) */
+int pkvi_cuda_streaming_variant(int kernel)
+{
+    static const int pairs[][2] = {
+        {PKVI_K_FUSED_HALVES, PKVI_K_FUSED_HALVES_STREAM},
+        {PKVI_K_FUSED_HALVES16, PKVI_K_FUSED_HALVES16_STREAM},
+        {PKVI_K_FUSED_FP8_KV_HALVES_TREE, PKVI_K_FUSED_FP8_KV_HALVES_TREE_STREAM},
+        {PKVI_K_FUSED_MROPE_HALVES, PKVI_K_FUSED_MROPE_HALVES_STREAM},
+        {PKVI_K_FUSED_MROPE_HALVES16, PKVI_K_FUSED_MROPE_HALVES16_STREAM}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        if (pairs[i][0] == kernel) return pairs[i][1];
+    return kernel;
+}
+
+/* The streaming variant of a halves kernel (kernels/fused_halves.cu: K, V and the cache rows
+ * first to be evicted from L2, so the table's rows stay) for a call whose K (and V) bytes read
+ * and written are at most 1.5 x the L2's, else the kernel itself. On the H200 (50 MiB of L2),
+ * graph replays with a table against the same kernels: 3.9-24.1% faster in every call of up to
+ * 64 MiB measured (1 x 128 to 65,536 tokens, 8 x 128 and 4 x 256 at 16,384, every op), 1.8%
+ * faster and 1.1% slower at 96 MiB (fused_fp8_kv 4 x 256 and 8 x 128 x 16,384), 6.8-13.3%
+ * slower from 128 MiB; the wide kernels of head_dim 64 the same way 2.6% faster to 6.2%
+ * slower, so they have none (doc/PERFORMANCE.md, thirty-second session) */
+static int streaming(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint64_t items,
+                     int kernel)
+{
+    const uint64_t hd = d->cache.head_dim,
+                   per = op == PKV_OP_FUSED_FP8_KV  ? 6u * hd  /* K and V: 2 + 1 bytes each */
+                         : op == PKV_OP_FUSED_FP8_K ? 3u * hd  /* K: 2 + 1 */
+                                                    : 4u * hd; /* K: 2 + 2 */
+    if (h->l2_bytes <= 0 || items * per > (uint64_t)h->l2_bytes * 3u / 2u) return kernel;
+    return pkvi_cuda_streaming_variant(kernel);
+}
+
 /* The wide kernels (head_dim 64, kernels/fused_wide.cu): a warp per tile of `ipt` items (32 or
  * 16), one wave of `per_sm` blocks a multiprocessor at most; 0 when the call has fewer than
  * `min_tiles` tiles a warp of that wave */
@@ -168,6 +201,7 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
                        : wide     ? PKVI_K_FUSED_WIDE64
                        : gh == 4u ? PKVI_K_FUSED_HALVES_G4
                                   : PKVI_K_FUSED_HALVES;
+        plan->kernel = streaming(h, op, d, items, plan->kernel);
         if (e32)
             halves_wave(h, plan, PKVK_HALVES32_THREADS, PKVK_HALVES32_BLOCKS_PER_SM);
         else if (e16)

@@ -24,6 +24,9 @@
  * wave (a token a tile; on one multiprocessor's grid, tiles of 32). */
 static void mrope_halves(pkv_cuda *h)
 {
+    /* the handle's L2 0 (no streaming variants) or so large that every call whose kernel has
+     * one takes it (main runs both) */
+    const int stream = h->l2_bytes != 0;
     static const struct {
         uint32_t heads, hd;
         int want;
@@ -71,14 +74,16 @@ static void mrope_halves(pkv_cuda *h)
                                         &prm, &plan) == PKV_OK
                        ? plan.kernel
                        : -2,
-                   gs[gi].want, "MRoPE %u x %u, %u tokens, sections %u %u %u: the halves form",
-                   gs[gi].heads, hd, n, sec[0], sec[1], sec[2]);
+                   stream ? pkvi_cuda_streaming_variant(gs[gi].want) : gs[gi].want,
+                   "MRoPE %u x %u, %u tokens, sections %u %u %u: the halves form", gs[gi].heads, hd,
+                   n, sec[0], sec[1], sec[2]);
             is_int((long long)run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c), 0,
                    "  three streams, table of 1000 == reference");
             h->sm_count = 1;
             ok(pkvi_cuda_fused_plan(h, PKV_OP_FUSED_MROPE_BF16, &c.f, a, a, a, pos, a, a, a, 0,
                                     &prm, &plan) == PKV_OK &&
-                   plan.kernel == one && plan.grid == (unsigned)per_sm,
+                   plan.kernel == (stream ? pkvi_cuda_streaming_variant(one) : one) &&
+                   plan.grid == (unsigned)per_sm,
                "  on one multiprocessor: kernel %d, %d blocks", one, per_sm);
             is_int((long long)run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c), 0,
                    "  one multiprocessor's grid: the same");
@@ -161,7 +166,13 @@ static void mrope_small(pkv_cuda *h)
 int main(void)
 {
     pkv_cuda *h = gpu_open_or_skip();
+    const int l2 = h->l2_bytes;
+    h->l2_bytes = 0;
     mrope_halves(h);
+    h->l2_bytes = 0x7fffffff;
+    diag("again, with the halves kernels' streaming variants");
+    mrope_halves(h);
+    h->l2_bytes = l2;
     mrope_small(h);
     gpu_free_all(h);
     pkv_cuda_close(h);

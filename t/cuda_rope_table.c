@@ -164,6 +164,13 @@ static int by_size(const pkv_cuda *h, int op, uint64_t items, uint32_t hd, int l
     return listed;
 }
 
+/* The kernel the launcher takes for a call by_size gives `base`: its streaming variant when the
+ * handle's L2 is set so large that every call takes one (main runs the calls both ways) */
+static int streamed(const pkv_cuda *h, int base)
+{
+    return h->l2_bytes ? pkvi_cuda_streaming_variant(base) : base;
+}
+
 /* 4 heads aligned: the warp kernels, in one wave (the _small forms) and in many (4096 tokens
  * are 256 blocks of the halves form, 1024 tokens 256 blocks of 8-element threads: more than
  * the multiprocessors of the GPUs this was written for; the test says so if not), in the
@@ -218,7 +225,8 @@ static void really_read(pkv_cuda *h)
             const int listed = op == PKV_OP_FUSED_FP8_KV  ? vs[variant].want8
                                : op == PKV_OP_FUSED_FP8_K ? vs[variant].want7
                                                           : vs[variant].want5;
-            const int want = by_size(h, op, items, vs[variant].hd, listed);
+            const int base = by_size(h, op, items, vs[variant].hd, listed),
+                      want = base < 0 ? base : streamed(h, base);
             pkvi_case c;
             unsigned long long bad;
             plain_case(&c, vs[variant].shift, vs[variant].heads, vs[variant].hd,
@@ -239,11 +247,11 @@ static void really_read(pkv_cuda *h)
             }
             is_int((long long)run_diff(h, op, &c), 0, "%s, %s: table of 1000 == reference",
                    pkv_op_name((pkv_op)op), kind);
-            if (want == PKVI_K_FUSED_HALVES || want == PKVI_K_FUSED_HALVES16 ||
-                want == PKVI_K_FUSED_HALVES16_EARLY || want == PKVI_K_FUSED_HALVES32 ||
-                want == PKVI_K_FUSED_FP8_KV_HALVES || want == PKVI_K_FUSED_FP8_KV_HALVES_TREE ||
-                want == PKVI_K_FUSED_HALVES_G4 || want == PKVI_K_FUSED_WIDE64 ||
-                want == PKVI_K_FUSED_WIDE64_T16) {
+            if (base == PKVI_K_FUSED_HALVES || base == PKVI_K_FUSED_HALVES16 ||
+                base == PKVI_K_FUSED_HALVES16_EARLY || base == PKVI_K_FUSED_HALVES32 ||
+                base == PKVI_K_FUSED_FP8_KV_HALVES || base == PKVI_K_FUSED_FP8_KV_HALVES_TREE ||
+                base == PKVI_K_FUSED_HALVES_G4 || base == PKVI_K_FUSED_WIDE64 ||
+                base == PKVI_K_FUSED_WIDE64_T16) {
                 /* a grid for one multiprocessor: every warp loops over many tiles */
                 const uint64_t a = 1u << 20, pos[3] = {a, a, a};
                 const int sms = h->sm_count;
@@ -260,9 +268,9 @@ static void really_read(pkv_cuda *h)
                              : PKVK_HALVES_BLOCKS_PER_SM;
                 ok(pkvi_cuda_fused_plan(h, (pkv_op)op, &c.f, a, a, a, pos, a, a, a, 0, &prm,
                                         &plan) == PKV_OK &&
-                       plan.kernel == one && plan.grid == (unsigned)per_sm,
-                   "  on one multiprocessor: kernel %d (%s), %d blocks", one,
-                   one == want ? "the same" : "another, by size", per_sm);
+                       plan.kernel == streamed(h, one) && plan.grid == (unsigned)per_sm,
+                   "  on one multiprocessor: kernel %d (%s), %d blocks", streamed(h, one),
+                   one == base ? "the same" : "another, by size", per_sm);
                 is_int((long long)run_diff(h, op, &c), 0, "  one multiprocessor's grid: the same");
                 h->sm_count = sms;
             }
@@ -331,9 +339,10 @@ static void large_tiles(pkv_cuda *h)
         if (pkv_cuda_rope_table(h, 1e4f, ls[li].hd, 1000) != PKV_OK) bail("%s", pkv_last_error());
         ok(pkvi_cuda_fused_plan(h, (pkv_op)ls[li].op, &c.f, a, a, a, pos, a, a, a, 0, &prm,
                                 &plan) == PKV_OK &&
-               plan.kernel == ls[li].want && plan.grid == (unsigned)(ls[li].per_sm * h->sm_count),
+               plan.kernel == streamed(h, ls[li].want) &&
+               plan.grid == (unsigned)(ls[li].per_sm * h->sm_count),
            "%s %u x %u, %u tokens: kernel %d, %d blocks of %d multiprocessors",
-           pkv_op_name((pkv_op)ls[li].op), ls[li].heads, ls[li].hd, hi, ls[li].want,
+           pkv_op_name((pkv_op)ls[li].op), ls[li].heads, ls[li].hd, hi, streamed(h, ls[li].want),
            ls[li].per_sm * h->sm_count, h->sm_count);
         is_int((long long)run_diff(h, ls[li].op, &c), 0, "  table of 1000 == reference");
         pkv_cuda_rope_table(h, 1e4f, ls[li].hd, 0);
@@ -347,8 +356,17 @@ int main(void)
     errors(h);
     contents(h);
     ops(h);
-    really_read(h);
-    large_tiles(h);
+    {
+        const int l2 = h->l2_bytes;
+        h->l2_bytes = 0; /* no call takes a streaming variant */
+        really_read(h);
+        large_tiles(h);
+        h->l2_bytes = 0x7fffffff; /* every call whose kernel has one takes it */
+        diag("again, with the halves kernels' streaming variants");
+        really_read(h);
+        large_tiles(h);
+        h->l2_bytes = l2;
+    }
     pkv_cuda_rope_table(h, 1e4f, 128, 5000); /* left for pkv_cuda_close to free */
     gpu_free_all(h);
     pkv_cuda_close(h);
