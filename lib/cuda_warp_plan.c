@@ -57,12 +57,14 @@ int pkvi_cuda_streaming_variant(int kernel)
 
 /* The streaming variant of a halves kernel (kernels/fused_halves.cu: K, V and the cache rows
  * first to be evicted from L2, so the table's rows stay) for a call whose K (and V) bytes read
- * and written are at most 1.5 x the L2's, else the kernel itself. On the H200 (50 MiB of L2),
- * graph replays with a table against the same kernels: 3.9-24.1% faster in every call of up to
- * 64 MiB measured (1 x 128 to 65,536 tokens, 8 x 128 and 4 x 256 at 16,384, every op), 1.8%
- * faster and 1.1% slower at 96 MiB (fused_fp8_kv 4 x 256 and 8 x 128 x 16,384), 6.8-13.3%
- * slower from 128 MiB; the wide kernels of head_dim 64 the same way 2.6% faster to 6.2%
- * slower, so they have none (doc/PERFORMANCE.md, thirty-second session) */
+ * and written are at most 1.5 x the L2's, else the kernel itself. On the H200 (60 MiB of L2:
+ * calls of up to 90 MiB), graph replays with a table against the same kernels without: 0.3-24.0%
+ * faster in each of 18 calls of 2,048 to 65,536 tokens of up to 64 MiB (1 x 128, 4 x 256, 8 x
+ * 128, every op); in the trial builds 1.8% faster and 1.1% slower at 96 MiB (fused_fp8_kv 4 x
+ * 256 and 8 x 128 x 16,384) and 1.5-13.3% slower in every call from 128 MiB; the wide kernels
+ * of head_dim 64 the same way 2.6% faster to 6.2% slower, so they have none. Nsight Compute at
+ * 8 x 128 x 16,384: DRAM reads 42.1 -> 33.7 MB, the op's own bytes (doc/PERFORMANCE.md,
+ * thirty-second session) */
 static int streaming(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint64_t items,
                      int kernel)
 {
