@@ -60,9 +60,9 @@ int pkvi_cuda_streaming_variant(int kernel)
  * and written are at most 1.5 x the L2's, else the kernel itself. On the H200 (60 MiB of L2:
  * calls of up to 90 MiB), graph replays with a table against the same kernels without: 0.3-24.0%
  * faster in each of 18 calls of 2,048 to 65,536 tokens of up to 64 MiB (1 x 128, 4 x 256, 8 x
- * 128, every op); in the trial builds 1.8% faster and 1.1% slower at 96 MiB (fused_fp8_kv 4 x
- * 256 and 8 x 128 x 16,384) and 1.5-13.3% slower in every call from 128 MiB; the wide kernels
- * of head_dim 64 the same way 2.6% faster to 6.2% slower, so they have none. Nsight Compute at
+ * 128, every op); in the trial builds 1.4% faster and 1.1% slower at 96 MiB (fused_fp8_kv 4 x
+ * 256 and 8 x 128 x 16,384) and 1.7-13.3% slower in every call from 128 MiB; the wide kernels
+ * of head_dim 64 the same way 2.6% faster to 6.8% slower, so they have none. Nsight Compute at
  * 8 x 128 x 16,384: DRAM reads 42.1 -> 33.7 MB, the op's own bytes (doc/PERFORMANCE.md,
  * thirty-second session) */
 static int streaming(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint64_t items,
