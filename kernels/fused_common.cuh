@@ -136,7 +136,8 @@ __device__ __forceinline__ void pkvk_normed(const float *x, const float *wt, flo
 // Store 8 rotated K elements, unit q of 8 from element offset o (a multiple of 8) of the K pool
 // (BF16, or E4M3 of y * k_mul), and for op 8 the 8 V elements vr there as E4M3 of v * v_mul.
 // CS: with their L2 lines first to be evicted (st.global.cs: the halves kernels' streaming
-// variants)
+// variants). The plain stores stay written as before: one store helper for both forms changed
+// the order of the plain kernels' address arithmetic in PTX
 template <bool OP8, bool CS = false>
 __device__ __forceinline__ void pkvk_store8(const pkvk_fused_params &p, uint64_t o, int q,
                                             const float *y, uint4 vr)

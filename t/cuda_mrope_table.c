@@ -84,7 +84,8 @@ static void mrope_halves(pkv_cuda *h)
                                     &prm, &plan) == PKV_OK &&
                    plan.kernel == (stream ? pkvi_cuda_streaming_variant(one) : one) &&
                    plan.grid == (unsigned)per_sm,
-               "  on one multiprocessor: kernel %d, %d blocks", one, per_sm);
+               "  on one multiprocessor: kernel %d, %d blocks",
+               stream ? pkvi_cuda_streaming_variant(one) : one, per_sm);
             is_int((long long)run_diff(h, PKV_OP_FUSED_MROPE_BF16, &c), 0,
                    "  one multiprocessor's grid: the same");
             h->sm_count = sms;
