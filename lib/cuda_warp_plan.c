@@ -55,9 +55,9 @@ int pkvi_cuda_streaming_variant(int kernel)
     return kernel;
 }
 
-/* The streaming variant of a halves kernel (kernels/fused_halves.cu: K, V and the cache rows
- * first to be evicted from L2, so the table's rows stay) for a call whose K (and V) bytes read
- * and written are at most 1.5 x the L2's, else the kernel itself. On the H200 (60 MiB of L2:
+/* Whether a call takes the streaming variant of its halves kernel (kernels/fused_halves.cu: K,
+ * V and the cache rows first to be evicted from L2, so the table's rows stay): its K (and V)
+ * bytes read and written are at most 1.5 x the L2's. On the H200 (60 MiB of L2:
  * calls of up to 90 MiB), graph replays with a table against the same kernels without: 0.3-24.0%
  * faster in each of 18 calls of 2,048 to 65,536 tokens of up to 64 MiB (1 x 128, 4 x 256, 8 x
  * 128, every op); in the trial builds 1.4% faster and 1.1% slower at 96 MiB (fused_fp8_kv 4 x
@@ -65,15 +65,13 @@ int pkvi_cuda_streaming_variant(int kernel)
  * of head_dim 64 the same way 2.6% faster to 6.8% slower, so they have none. Nsight Compute at
  * 8 x 128 x 16,384: DRAM reads 42.1 -> 33.7 MB, the op's own bytes (doc/PERFORMANCE.md,
  * thirty-second session) */
-static int streaming(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint64_t items,
-                     int kernel)
+static int streams(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint64_t items)
 {
     const uint64_t hd = d->cache.head_dim,
                    per = op == PKV_OP_FUSED_FP8_KV  ? 6u * hd  /* K and V: 2 + 1 bytes each */
                          : op == PKV_OP_FUSED_FP8_K ? 3u * hd  /* K: 2 + 1 */
                                                     : 4u * hd; /* K: 2 + 2 */
-    if (h->l2_bytes <= 0 || items * per > (uint64_t)h->l2_bytes * 3u / 2u) return kernel;
-    return pkvi_cuda_streaming_variant(kernel);
+    return h->l2_bytes > 0 && items * per <= (uint64_t)h->l2_bytes * 3u / 2u;
 }
 
 /* The wide kernels (head_dim 64, kernels/fused_wide.cu): a warp per tile of `ipt` items (32 or
@@ -120,19 +118,30 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
      * fused_bf16 8%, 6% and 1% faster at 8,192, 16,384 and 32,768 tokens, 1.9 to 7.8 tiles a
      * warp, 2% slower at 65,536, 15.5; fused_fp8_k 5% faster at 8,192, 1-17% slower from
      * 16,384, 3.9 tiles; MRoPE 3-13% slower at every size) */
-    int mrope = op == PKV_OP_FUSED_MROPE_BF16;
+    /* Calls that stream (streams(), above) take them with fewer tiles a warp: fused_fp8_k from
+     * 1, fused_bf16 below 2 as well as from 8, below 2 in the form of later copies (H200, 8 x
+     * 128, graph replays with a table, three interleaved runs, against the 8-element kernel's
+     * streaming variant: fused_fp8_k 1.8%, 9.5% and 12.8% faster at 4,096, 8,192 and 12,288
+     * tokens, 0.97, 1.9 and 2.9 tiles a warp, single launches +1.3%, -5.7%, -8.7%; fused_bf16
+     * 4.8%, 3.9%, 7.2% and 0.3% faster at 2,048 to 12,288 tokens, 4.1% slower at 16,384, 3.9
+     * tiles, single launches -4.1%, 0.0%, +0.2%, +4.1%, +8.2%; doc/PERFORMANCE.md,
+     * thirty-third session) */
+    const int mrope = op == PKV_OP_FUSED_MROPE_BF16, bf16 = op == PKV_OP_FUSED_BF16,
+              st = streams(h, op, d, items);
+    const unsigned w16 = PKVK_HALVES16_BLOCKS_PER_SM * (PKVK_HALVES16_THREADS / 32u),
+                   g16 = d->cache.head_dim / 32u;
+    const int d8 = deep(h, items, g16, w16, 8u);
     int e16 = !kv && d->cache.head_dim >= 128u && d->cache.num_kv_heads >= 4u &&
               (d->cache.head_dim >= 256u || mrope ||
-               deep(h, items, d->cache.head_dim / 32u,
-                    PKVK_HALVES16_BLOCKS_PER_SM * (PKVK_HALVES16_THREADS / 32u),
-                    op == PKV_OP_FUSED_BF16 ? 8u : 3u));
+               (bf16 ? d8 || (st && !deep(h, items, g16, w16, 2u))
+                     : deep(h, items, g16, w16, st ? 1u : 3u)));
     /* and 32 at 256 elements (4 threads an item) for fused_bf16 from 8 tiles a warp of its
      * wave (H200, 4 x 256, the same runs: with 16 elements 2-7% faster from 8,192 to 32,768
      * tokens, 5.2 tiles a warp, 5% slower at 65,536, 10.3; fused_fp8_k 2-9% and MRoPE 3-13%
      * faster with 16 at every size); with 2 or 1 threads an item (head_dim 128, 64) each copy
      * and store reaches 32 or 16 bytes of an item, twice or four times the memory requests of
      * 16 elements, and it was 27-155% slower */
-    int e32 = e16 && d->cache.head_dim >= 256u && op == PKV_OP_FUSED_BF16 &&
+    int e32 = e16 && d->cache.head_dim >= 256u && bf16 &&
               deep(h, items, d->cache.head_dim / 64u,
                    PKVK_HALVES32_BLOCKS_PER_SM * (PKVK_HALVES32_THREADS / 32u), 8u);
     unsigned gh = d->cache.head_dim / (e32 ? 64u : e16 ? 32u : 16u);
@@ -175,7 +184,7 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
          * tiles of 32) 0.4% faster and 5.8% slower. So tiles of 16 from 2 a warp, but fused_fp8_k
          * and MRoPE tiles of 32 from 4 (the sizes between were not measured), and MRoPE tiles of 32
          * below 2 of 16 too; else the g4 kernel */
-        const int bf16 = op == PKV_OP_FUSED_BF16, g64 = gh == 4u && !e16 && !kv;
+        const int g64 = gh == 4u && !e16 && !kv;
         const unsigned wper = mrope ? PKVK_MROPE_WIDE_BLOCKS_PER_SM : PKVK_WIDE_BLOCKS_PER_SM;
         int wide = g64 && !bf16 && wide_plan(h, items, 32u, wper, 4u, plan);
         const int t16 = g64 && !wide && wide_plan(h, items, 16u, wper, 2u, plan);
@@ -187,6 +196,7 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
          * faster at 1 x 128, 8 x 128 and 16 x 64 from 4,096 to 65,536 tokens, 0.4-1.6% at 4 x
          * 256 x 16,384 and 24,576, 7.8 and 11.6 tiles; as fast at 32,768 and 49,152, 15.5 and
          * 23.3; 5.2-6.3% slower at 65,536, 31) */
+        const int early = bf16 && d->cache.head_dim < 256u && d8;
         const int kv_tree =
             kv && !(d->cache.head_dim >= 256u &&
                     deep(h, items, gh, PKVK_HALVES_BLOCKS_PER_SM * (256u / 32u), 12u));
@@ -197,13 +207,12 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
                                      : wide ? PKVI_K_FUSED_MROPE_WIDE64
                                             : PKVI_K_FUSED_MROPE_HALVES)
                        : e32      ? PKVI_K_FUSED_HALVES32
-                       : e16      ? (bf16 && d->cache.head_dim < 256u ? PKVI_K_FUSED_HALVES16_EARLY
-                                                                      : PKVI_K_FUSED_HALVES16)
+                       : e16      ? (early ? PKVI_K_FUSED_HALVES16_EARLY : PKVI_K_FUSED_HALVES16)
                        : t16      ? PKVI_K_FUSED_WIDE64_T16
                        : wide     ? PKVI_K_FUSED_WIDE64
                        : gh == 4u ? PKVI_K_FUSED_HALVES_G4
                                   : PKVI_K_FUSED_HALVES;
-        plan->kernel = streaming(h, op, d, items, plan->kernel);
+        if (st) plan->kernel = pkvi_cuda_streaming_variant(plan->kernel);
         if (e32)
             halves_wave(h, plan, PKVK_HALVES32_THREADS, PKVK_HALVES32_BLOCKS_PER_SM);
         else if (e16)

@@ -406,11 +406,68 @@ static void streaming(pkv_cuda *h)
     h->l2_bytes = l2;
 }
 
+/* At head_dim 128 the calls that stream take the 16-element kernels with fewer tiles a warp of
+ * their one wave (lib/cuda_warp_plan.c): fused_fp8_k from 1 (3 otherwise), fused_bf16 below 2
+ * too, in the form of later copies (HALVES16, not the _early form it takes from 8). At 8 heads
+ * T tokens are T tiles; each call with an L2 whose 1.5 x holds its bytes exactly, and with a
+ * byte less, where it keeps the rule without streaming */
+static void streaming_sizes(pkv_cuda *h)
+{
+    static const struct {
+        pkv_op op;
+        long long waves, less; /* tokens: waves x the wave's warps - less */
+        int stream, plain;     /* the kernel when the call streams, and when not */
+    } cs[] = {
+        {PKV_OP_FUSED_FP8_K, 1, 0, PKVI_K_FUSED_HALVES16_STREAM, PKVI_K_FUSED_HALVES},
+        {PKV_OP_FUSED_FP8_K, 1, 1, PKVI_K_FUSED_HALVES_STREAM, PKVI_K_FUSED_HALVES},
+        {PKV_OP_FUSED_FP8_K, 3, 0, PKVI_K_FUSED_HALVES16_STREAM, PKVI_K_FUSED_HALVES16},
+        {PKV_OP_FUSED_BF16, 2, 1, PKVI_K_FUSED_HALVES16_STREAM, PKVI_K_FUSED_HALVES},
+        {PKV_OP_FUSED_BF16, 2, 0, PKVI_K_FUSED_HALVES_STREAM, PKVI_K_FUSED_HALVES},
+        {PKV_OP_FUSED_BF16, 8, 1, PKVI_K_FUSED_HALVES_STREAM, PKVI_K_FUSED_HALVES},
+        {PKV_OP_FUSED_BF16, 8, 0, PKVI_K_FUSED_HALVES16_EARLY, PKVI_K_FUSED_HALVES16_EARLY},
+        {PKV_OP_FUSED_MROPE_BF16, 1, 1, PKVI_K_FUSED_MROPE_HALVES16_STREAM,
+         PKVI_K_FUSED_MROPE_HALVES16},
+    };
+    const int l2 = h->l2_bytes;
+    const long long w =
+        (long long)h->sm_count * PKVK_HALVES16_BLOCKS_PER_SM * (PKVK_HALVES16_THREADS / 32);
+    if (pkv_cuda_rope_table(h, 1e4f, 128, 1000) != PKV_OK) bail("%s", pkv_last_error());
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const pkv_fused_desc d = desc(8, 128, (uint32_t)(cs[i].waves * w - cs[i].less));
+        const uint64_t bytes = (cs[i].op == PKV_OP_FUSED_FP8_K ? 3u : 4u) * 128u * 8u *
+                               (uint64_t)d.num_tokens,
+                       least = (bytes * 2u + 2u) / 3u;
+        unsigned grid = 0;
+        if (least > 0x7fffffffu) bail("%llu bytes: past an int L2", (unsigned long long)bytes);
+        h->l2_bytes = (int)least;
+        is_int(kernel(h, cs[i].op, &d, &grid), cs[i].stream,
+               "%s 8 x 128, %u tokens (%lld waves - %lld), streaming: kernel %d",
+               pkv_op_name(cs[i].op), d.num_tokens, cs[i].waves, cs[i].less, cs[i].stream);
+        {
+            const int e8 = cs[i].stream == PKVI_K_FUSED_HALVES_STREAM;
+            const int per_sm = e8 ? PKVK_HALVES_BLOCKS_PER_SM
+                               : cs[i].op == PKV_OP_FUSED_MROPE_BF16
+                                   ? PKVK_MROPE_HALVES16_BLOCKS_PER_SM
+                                   : PKVK_HALVES16_BLOCKS_PER_SM;
+            ok(last_block == (e8 ? 256u : PKVK_HALVES16_THREADS) &&
+                   grid == (unsigned)(per_sm * h->sm_count),
+               "  one wave of %d blocks of %u threads", per_sm * h->sm_count,
+               e8 ? 256u : PKVK_HALVES16_THREADS);
+        }
+        h->l2_bytes = (int)least - 1;
+        is_int(kernel(h, cs[i].op, &d, NULL), cs[i].plain, "  L2 a byte smaller: kernel %d",
+               cs[i].plain);
+    }
+    pkv_cuda_rope_table(h, 1e4f, 128, 0);
+    h->l2_bytes = l2;
+}
+
 int main(void)
 {
     pkv_cuda *h = gpu_open_or_skip();
     const int l2 = h->l2_bytes;
     streaming(h);
+    streaming_sizes(h);
     h->l2_bytes = 0; /* the kernels below are chosen without the streaming variants */
     with_table(h);
     offsets(h);

@@ -134,23 +134,26 @@ static void ops(pkv_cuda *h)
  * `listed`, its kernel for large calls: the kernels of larger tiles take calls of enough tiles a
  * warp of their one wave (at head_dim 64 the wide kernel in tiles of 32 items fused_fp8_k's 4,
  * in tiles of 16 both ops' 2; at head_dim 128 the 16-element kernels 8 for fused_bf16 (its own),
- * 3 for fused_fp8_k; the 32-element kernel 8), else
+ * 3 for fused_fp8_k, 1 when the call streams, when fused_bf16 takes the kernel of fused_fp8_k
+ * below 2; the 32-element kernel 8), else
  * the next smaller (fused_bf16 at head_dim 256: the 16-element kernel of ops 5 and 7); op 8 at
  * head_dim 256 its kernel of copies after the cos/sin loads from 12 tiles (of 2 items), else the
  * one of copies after the tree */
 static int by_size(const pkv_cuda *h, int op, uint64_t items, uint32_t hd, int listed)
 {
     const uint64_t sm = (uint64_t)h->sm_count, bf16 = op == PKV_OP_FUSED_BF16;
+    const int streams = h->l2_bytes != 0; /* main: L2 0, or so large that every call streams */
     if (listed == PKVI_K_FUSED_WIDE64 || listed == PKVI_K_FUSED_WIDE64_T16) {
         const uint64_t w = sm * PKVK_WIDE_BLOCKS_PER_SM * (PKVK_WIDE_THREADS / 32);
         if (!bf16 && (items + 31) / 32 >= 4 * w) return PKVI_K_FUSED_WIDE64;
         return (items + 15) / 16 >= 2 * w ? PKVI_K_FUSED_WIDE64_T16 : PKVI_K_FUSED_HALVES_G4;
     }
-    if ((listed == PKVI_K_FUSED_HALVES16 || listed == PKVI_K_FUSED_HALVES16_EARLY) && hd == 128)
-        return (items * 4 + 31) / 32 >= (bf16 ? 8 : 3) * sm * PKVK_HALVES16_BLOCKS_PER_SM *
-                                            (PKVK_HALVES16_THREADS / 32)
-                   ? listed
-                   : PKVI_K_FUSED_HALVES;
+    if ((listed == PKVI_K_FUSED_HALVES16 || listed == PKVI_K_FUSED_HALVES16_EARLY) && hd == 128) {
+        const uint64_t tiles = (items * 4 + 31) / 32,
+                       w = sm * PKVK_HALVES16_BLOCKS_PER_SM * (PKVK_HALVES16_THREADS / 32);
+        if (tiles >= (bf16 ? 8 : streams ? 1 : 3) * w) return listed;
+        return bf16 && streams && tiles < 2 * w ? PKVI_K_FUSED_HALVES16 : PKVI_K_FUSED_HALVES;
+    }
     if (listed == PKVI_K_FUSED_FP8_KV_HALVES && hd == 256)
         return (items * 16 + 31) / 32 >=
                        12 * sm * PKVK_HALVES_BLOCKS_PER_SM * (PKVK_WARP_THREADS / 32)
