@@ -120,11 +120,11 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
      * 16,384, 3.9 tiles; MRoPE 3-13% slower at every size) */
     /* Calls that stream (streams(), above) take them with fewer tiles a warp: fused_fp8_k from
      * 1, fused_bf16 below 2 as well as from 8, below 2 in the form of later copies (H200, 8 x
-     * 128, graph replays with a table, three interleaved runs, against the 8-element kernel's
-     * streaming variant: fused_fp8_k 1.8%, 9.5% and 12.8% faster at 4,096, 8,192 and 12,288
-     * tokens, 0.97, 1.9 and 2.9 tiles a warp, single launches +1.3%, -5.7%, -8.7%; fused_bf16
-     * 4.8%, 3.9%, 7.2% and 0.3% faster at 2,048 to 12,288 tokens, 4.1% slower at 16,384, 3.9
-     * tiles, single launches -4.1%, 0.0%, +0.2%, +4.1%, +8.2%; doc/PERFORMANCE.md,
+     * 128, graph replays with a table, three or four interleaved runs, against the 8-element
+     * kernel's streaming variant: fused_fp8_k 1.8%, 9.5% and 12.8% faster at 4,096, 8,192 and
+     * 12,288 tokens, 0.97, 1.9 and 2.9 tiles a warp, single launches +1.3%, -5.7%, -8.7%;
+     * fused_bf16 4.8%, 3.9%, 7.2% and 0.3% faster at 2,048 to 12,288 tokens, 4.1% slower at
+     * 16,384, 3.9 tiles, single launches -4.1%, 0.0%, +0.2%, +4.1%, +8.2%; doc/PERFORMANCE.md,
      * thirty-third session) */
     const int mrope = op == PKV_OP_FUSED_MROPE_BF16, bf16 = op == PKV_OP_FUSED_BF16,
               st = streams(h, op, d, items);
