@@ -9,7 +9,7 @@
  * run decode steps; the copy too (the buffer offsets in turn).
  *
  *   pkv bench [--quick] [--graph] [--rope-table] [--op NAME] [--tokens N] [--heads N]
- *             [--runs N] [--csv FILE]
+ *             [--runs N] [--read-back] [--cold-l2] [--csv FILE]
  *
  * With --runs N each row's timings (op, baseline, empty, floor, copy) are taken in N rounds,
  * one after another, and each figure is the median (p10, p90) of all N x 40 launches: on the
@@ -19,6 +19,14 @@
  * With --rope-table the handle gets a cos/sin table (pkv_cuda_rope_table) covering every
  * position the cases use, before each fused case: the fused ops and the chain's RoPE kernel
  * then read cos and sin instead of computing them (the bytes are the same).
+ *
+ * The op alone, launched again and again, is not what an engine runs: there attention reads the
+ * rows the call wrote, and a layer's GEMMs stream their weights through L2 between its calls.
+ * With --read-back each launch of the op (and of its baseline) is followed, inside the timing, by
+ * a device-to-device copy of the cache rows it wrote (the figures are the call's and its
+ * reader's); with --cold-l2 (single launches) each timed launch of anything is preceded, outside
+ * the timing, by a copy of COLD_BYTES that clears L2. They show what L2 cache hints cost or earn
+ * a caller (doc/PERFORMANCE.md, thirty-fourth session).
  */
 #include "config.h"
 #include "bench.h"
@@ -32,7 +40,8 @@
 #include <time.h>
 
 #define ITERS 40
-#define GRAPH_NODES 16 /* at least, a graph (timed) */
+#define GRAPH_NODES 16                 /* at least, a graph (timed) */
+#define COLD_BYTES ((size_t)128 << 20) /* copied (read and written) to clear L2: over 4 x L2 */
 
 typedef struct stats {
     float median, p10, p90; /* microseconds per launch (per op for the chain) */
@@ -44,6 +53,7 @@ typedef struct samples {
 } samples;
 
 static uint64_t empty_out;
+static uint64_t cold_buf; /* --cold-l2: 2 x COLD_BYTES, else 0 */
 
 static int cmp_float(const void *a, const void *b)
 {
@@ -117,6 +127,13 @@ static void timed(int what, const bench_case *b, int graph, void *st, uint64_t d
     for (int i = -5; i < ITERS;) {
         size_t off = span * ((size_t)(i + 5) % copies);
         pkvi_CUresult reached;
+        if (cold_buf && !ge) {
+            pkvi_cuda_enter(pkvi_bench_gpu);
+            pkvi_bench_cu_check(
+                cu->cuMemcpyDtoDAsync(cold_buf + COLD_BYTES, cold_buf, COLD_BYTES, st),
+                "cuMemcpyDtoDAsync");
+            pkvi_cuda_leave(pkvi_bench_gpu);
+        }
         pkvi_bench_hold(st, hold_ns);
         pkvi_cuda_enter(pkvi_bench_gpu);
         cu->cuEventRecord(e0, st);
@@ -224,9 +241,13 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
     size_t scratch = SCRATCH_BYTES;
     pkvi_CUstream st = NULL;
     int disagree = 0;
-    char mode[32];
+    char mode[48];
     if (runs > PKVI_BENCH_MAX_RUNS) {
         fprintf(stderr, "pkv bench: --runs takes 1 to %d\n", PKVI_BENCH_MAX_RUNS);
+        return 2;
+    }
+    if (o->cold_l2 && o->graph) {
+        fprintf(stderr, "pkv bench: --cold-l2 times single launches (a graph has no gap)\n");
         return 2;
     }
     if (pkv_cuda_open(0, &pkvi_bench_gpu) != PKV_OK) pkvi_bench_die("no GPU");
@@ -243,13 +264,17 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
     scratch_a = pkvi_bench_alloc(scratch, 0);
     scratch_b = pkvi_bench_alloc(scratch, 0);
     empty_out = scratch_a;
-    snprintf(mode, sizeof mode, "%s%s%s", o->graph ? "graph" : "launch",
-             o->rope_table ? "+table" : "", o->vision ? "+vision" : "");
-    printf("device: %s\nmode: %s%s%s; medians of %u x %d, event to event\n",
+    cold_buf = o->cold_l2 ? pkvi_bench_alloc(2 * COLD_BYTES, 0) : 0;
+    snprintf(mode, sizeof mode, "%s%s%s%s%s", o->graph ? "graph" : "launch",
+             o->rope_table ? "+table" : "", o->vision ? "+vision" : "",
+             o->read_back ? "+readback" : "", o->cold_l2 ? "+cold" : "");
+    printf("device: %s\nmode: %s%s%s%s%s; medians of %u x %d, event to event\n",
            pkv_cuda_describe(pkvi_bench_gpu),
            o->graph ? "CUDA graph replays (per launch)" : "single launches",
            o->rope_table ? ", fused ops with a cos/sin table" : "",
-           o->vision ? ", MRoPE tokens an image's patches" : "", runs, ITERS);
+           o->vision ? ", MRoPE tokens an image's patches" : "",
+           o->read_back ? ", each launch with a copy of the rows it wrote" : "",
+           o->cold_l2 ? ", L2 cleared before each" : "", runs, ITERS);
     printf("host overhead before the launch: write_bf16 %.3f us, fused_bf16 (rotary 128, "
            "inv_freq table) %.3f us\n",
            host_overhead_us(0), host_overhead_us(1));
@@ -275,6 +300,7 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
                 b.hd = geo[gi][1];
                 b.tokens = toks[t];
                 b.vision = o->vision;
+                b.read_back = o->read_back;
                 pkvi_bench_setup(&b);
                 if (o->rope_table && pkvi_bench_is_fused(op) &&
                     pkv_cuda_rope_table(pkvi_bench_gpu, b.f.theta, b.f.rotary_dim,
@@ -313,6 +339,7 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
             }
     pkv_cuda_free(pkvi_bench_gpu, scratch_a);
     pkv_cuda_free(pkvi_bench_gpu, scratch_b);
+    if (cold_buf) pkv_cuda_free(pkvi_bench_gpu, cold_buf);
     if (st) {
         pkvi_cuda_enter(pkvi_bench_gpu);
         pkvi_bench_gpu->cu->cuStreamDestroy(st);

@@ -12,6 +12,8 @@ typedef struct pkvi_bench_opts {
     unsigned only_heads;  /* or 0: the geometry of that many KV heads */
     int vision;           /* MRoPE's tokens are an image's patches, not text */
     unsigned runs;        /* rounds of each row's timings, 1 to PKVI_BENCH_MAX_RUNS (0: 1) */
+    int read_back;        /* each op (and baseline) launch followed by a copy of the rows written */
+    int cold_l2;          /* single launches: L2 cleared (untimed) before each timed launch */
 } pkvi_bench_opts;
 
 #define PKVI_BENCH_MAX_RUNS 15

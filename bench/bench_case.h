@@ -22,10 +22,12 @@ typedef struct set {
 typedef struct bench_case {
     uint32_t nkv, hd, tokens;
     int op;
-    int vision; /* MRoPE's tokens are an image's patches (pkvi_bench_setup), not text */
+    int vision;    /* MRoPE's tokens are an image's patches (pkvi_bench_setup), not text */
+    int read_back; /* each op and baseline launch is followed by a copy of the rows it wrote */
     size_t nsets;
     set s[64];
     uint64_t scratch; /* the chain's intermediate */
+    uint64_t rb;      /* with read_back: where the copy of the written rows goes */
     size_t pool_bytes;
     pkv_fused_desc f;
     pkv_write_desc wd;
@@ -47,7 +49,7 @@ double pkvi_bench_op_bytes(int op, uint64_t tokens, uint64_t row, uint32_t head_
 void pkvi_bench_setup(bench_case *b);
 void pkvi_bench_teardown(bench_case *b);
 /* Launch what (RUN_OP, RUN_BASELINE, or RUN_EMPTY or RUN_FLOOR writing to empty_out) on input
- * set k. */
+ * set k; with read_back, after RUN_OP and RUN_BASELINE a copy of the cache rows written. */
 void pkvi_bench_run(int what, const bench_case *b, size_t k, void *stream, uint64_t empty_out);
 /* Queue pkvk_delay on the stream: the GPU waits ns nanoseconds there (bench.c, timed) */
 void pkvi_bench_hold(void *stream, unsigned long long ns);

@@ -128,6 +128,7 @@ void pkvi_bench_setup(bench_case *b)
     }
     if (b->vision && b->op == PKV_OP_FUSED_MROPE_BF16) vision_positions(b, pos);
     b->scratch = pkvi_bench_is_fused(b->op) ? pkvi_bench_alloc(T * row * 4, 0) : 0;
+    b->rb = b->read_back ? pkvi_bench_alloc(T * row * 4, 0) : 0;
     free(slots);
     free(pos);
 }
@@ -142,6 +143,7 @@ void pkvi_bench_teardown(bench_case *b)
             if (*all[j]) pkv_cuda_free(pkvi_bench_gpu, *all[j]);
     }
     if (b->scratch) pkv_cuda_free(pkvi_bench_gpu, b->scratch);
+    if (b->rb) pkv_cuda_free(pkvi_bench_gpu, b->rb);
 }
 
 static void launch2(int k, uint64_t grid, unsigned block, void *params, uint64_t scratch,
@@ -252,10 +254,30 @@ void pkvi_bench_hold(void *st, unsigned long long ns)
     launch_one(PKVI_K_DELAY, args, st);
 }
 
+/* What attention does next in a prefill: read the cache rows the launch wrote (slots 0 .. T - 1,
+ * the pools' first T rows), here by a device-to-device copy of them. */
+static void read_back(const bench_case *b, const set *s, void *st)
+{
+    const int k_rows = b->op != PKV_OP_WRITE_V_BF16,
+              v_rows = b->op <= PKV_OP_WRITE_FP8 || b->op == PKV_OP_FUSED_FP8_KV,
+              fp8 = b->op == PKV_OP_WRITE_FP8 || b->op == PKV_OP_FUSED_FP8_K ||
+                    b->op == PKV_OP_FUSED_FP8_KV;
+    const size_t n = (size_t)b->tokens * b->nkv * b->hd * (fp8 ? 1u : 2u);
+    pkvi_cuda_enter(pkvi_bench_gpu);
+    if (k_rows)
+        pkvi_bench_cu_check(pkvi_bench_gpu->cu->cuMemcpyDtoDAsync(b->rb, s->kc, n, st),
+                            "cuMemcpyDtoDAsync");
+    if (v_rows)
+        pkvi_bench_cu_check(pkvi_bench_gpu->cu->cuMemcpyDtoDAsync(b->rb + n, s->vc, n, st),
+                            "cuMemcpyDtoDAsync");
+    pkvi_cuda_leave(pkvi_bench_gpu);
+}
+
 void pkvi_bench_run(int what, const bench_case *b, size_t k, void *st, uint64_t empty_out)
 {
     if (what == RUN_OP && run_op(b, &b->s[k], st)) pkvi_bench_die("launch");
     if (what == RUN_BASELINE) run_baseline(b, &b->s[k], st);
+    if (b->read_back && (what == RUN_OP || what == RUN_BASELINE)) read_back(b, &b->s[k], st);
     if (what == RUN_FLOOR) run_floor(b, &b->s[k], st, empty_out);
     if (what == RUN_EMPTY) {
         unsigned value = 0;

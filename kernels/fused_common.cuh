@@ -135,28 +135,15 @@ __device__ __forceinline__ void pkvk_normed(const float *x, const float *wt, flo
 
 // Store 8 rotated K elements, unit q of 8 from element offset o (a multiple of 8) of the K pool
 // (BF16, or E4M3 of y * k_mul), and for op 8 the 8 V elements vr there as E4M3 of v * v_mul.
-// CS: with their L2 lines first to be evicted (st.global.cs: the halves kernels' streaming
-// variants). The plain stores stay written as before: one store helper for both forms changed
-// the order of the plain kernels' address arithmetic in PTX
-template <bool OP8, bool CS = false>
+// Plain stores in every kernel: the attention that follows reads these rows. With st.global.cs
+// (the thirty-second session's streaming variants) a copy of the rows after the call ran
+// 0.6-31.1% slower on the H200 and call + copy took longer than with the plain kernels in 13 of
+// 14 measurements (7 calls, L2 cleared before each or not: doc/PERFORMANCE.md, thirty-fourth
+// session)
+template <bool OP8>
 __device__ __forceinline__ void pkvk_store8(const pkvk_fused_params &p, uint64_t o, int q,
                                             const float *y, uint4 vr)
 {
-    if constexpr (CS) {
-        if (p.k_fp8) {
-            __stcs((uint2 *)p.k_cache + o / 8 + q, pkvk_e4m3x8(y, p.k_mul));
-        } else {
-            __stcs((uint4 *)p.k_cache + o / 8 + q,
-                   make_uint4(pkvk_bf16x2(y[0], y[1]), pkvk_bf16x2(y[2], y[3]),
-                              pkvk_bf16x2(y[4], y[5]), pkvk_bf16x2(y[6], y[7])));
-        }
-        if (OP8) {
-            float v[8];
-            pkvk_unpack8(vr, v);
-            __stcs((uint2 *)p.v_cache + o / 8 + q, pkvk_e4m3x8(v, p.v_mul));
-        }
-        return;
-    }
     if (p.k_fp8) {
         ((uint2 *)p.k_cache)[o / 8 + q] = pkvk_e4m3x8(y, p.k_mul);
     } else {

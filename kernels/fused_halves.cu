@@ -309,9 +309,8 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
                 const uint4 z = make_uint4(0, 0, 0, 0);
 #pragma unroll
                 for (int hf = 0; hf < 2; hf++)
-                    pkvk_store8<OP8, ST>(p, o, hf * (half / 8) + b * G, y[hf],
-                                         OP8 ? pkvk_lds128(&cur[(2 * B + hf * B + b) * 32 + lane])
-                                             : z);
+                    pkvk_store8<OP8>(p, o, hf * (half / 8) + b * G, y[hf],
+                                     OP8 ? pkvk_lds128(&cur[(2 * B + hf * B + b) * 32 + lane]) : z);
             }
             if (b + 1 < B) {
 #pragma unroll
@@ -375,11 +374,12 @@ PKVK_FUSED_HALVES_KERNEL(pkvk_fused_mrope_halves16, false, true, 16, PKVK_HALVES
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves_g4, false, false, 8, PKVK_WARP_THREADS,
                          PKVK_HALVES_BLOCKS_PER_SM, 4, PKVK_NEXT_AFTER_CS, false)
 
-// Streaming variants (ST): K and V copied, and the cache rows stored, with their L2 lines first
-// to be evicted (an evict_first policy, st.global.cs), so that the table's rows, which every
-// call at these positions reads again, stay in L2 while the call's bytes stream past. The
-// launcher takes them for calls of at most 1.5 x the L2's bytes, where they were faster on the
-// H200, and not in larger calls, where they were slower (lib/cuda_warp_plan.c)
+// Streaming variants (ST): K and V copied with their L2 lines first to be evicted (an
+// evict_first policy; the call reads them once), so that more of the table's rows, which every
+// call at these positions reads again, stay in L2 while the call's bytes stream past. The cache
+// rows are stored plainly, as in every kernel (pkvk_store8). The launcher takes them for calls of
+// at most 1.5 x the L2's bytes, and not in larger calls, where they were slower
+// (lib/cuda_warp_plan.c)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves_stream, false, false, 8, PKVK_WARP_THREADS,
                          PKVK_HALVES_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST, true)
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16_stream, false, false, 16, PKVK_HALVES16_THREADS,

@@ -31,7 +31,7 @@ pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d,
 int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsigned epc,
                         uint64_t items, pkvk_fused_params *p, pkvi_plan *plan);
 
-/* The streaming variant of a halves kernel (its K, V and cache rows first out of L2), which the
+/* The streaming variant of a halves kernel (its K and V copies first out of L2), which the
  * warp plan takes for calls of at most 1.5 x the L2's bytes (h->l2_bytes; 0: never), or kernel
  * itself when it has none */
 int pkvi_cuda_streaming_variant(int kernel);

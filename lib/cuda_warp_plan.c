@@ -55,16 +55,18 @@ int pkvi_cuda_streaming_variant(int kernel)
     return kernel;
 }
 
-/* Whether a call takes the streaming variant of its halves kernel (kernels/fused_halves.cu: K,
- * V and the cache rows first to be evicted from L2, so the table's rows stay): its K (and V)
- * bytes read and written are at most 1.5 x the L2's. On the H200 (60 MiB of L2:
- * calls of up to 90 MiB), graph replays with a table against the same kernels without: 0.3-24.0%
- * faster in each of 18 calls of 2,048 to 65,536 tokens of up to 64 MiB (1 x 128, 4 x 256, 8 x
- * 128, every op); in the trial builds 1.4% faster and 1.1% slower at 96 MiB (fused_fp8_kv 4 x
- * 256 and 8 x 128 x 16,384) and 1.7-13.3% slower in every call from 128 MiB; the wide kernels
- * of head_dim 64 the same way 2.6% faster to 6.8% slower, so they have none. Nsight Compute at
- * 8 x 128 x 16,384: DRAM reads 42.1 -> 33.7 MB, the op's own bytes (doc/PERFORMANCE.md,
- * thirty-second session) */
+/* Whether a call takes the streaming variant of its halves kernel (kernels/fused_halves.cu: K
+ * and V copied first to be evicted from L2, so more of the table's rows stay): its K (and V)
+ * bytes read and written are at most 1.5 x the L2's. On the H200 (60 MiB of L2: calls of up to
+ * 90 MiB) the thirty-second session's variants, which stored the cache rows st.global.cs too,
+ * were 0.3-24.0% faster in graph replays with a table in each of 18 calls of 2,048 to 65,536
+ * tokens of up to 64 MiB, 1.4% faster and 1.1% slower at 96 MiB and 1.7-13.3% slower in every
+ * call from 128 MiB (the wide kernels of head_dim 64 2.6% faster to 6.8% slower, so they have
+ * none); but a copy of the rows after the call then ran slower (pkvk_store8). The variants
+ * without it (thirty-fourth session, 7 calls of 12-64 MiB), against the plain kernels: the call
+ * alone in graph replays 9.4% faster to 3.0% slower; call + a copy of its rows 3.8% faster to
+ * 0.4% slower, and with L2 cleared before each single launch 4.6% faster to 3.2% slower
+ * (doc/PERFORMANCE.md) */
 static int streams(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint64_t items)
 {
     const uint64_t hd = d->cache.head_dim,

@@ -24,6 +24,8 @@ static const char usage[] =
     "             MRoPE's tokens are an image's patches, not text; --op NAME,\n"
     "             --heads N: those rows only; --tokens N: N tokens only, any N;\n"
     "             --runs N: time each row in N rounds, medians over all;\n"
+    "             --read-back: each launch followed by a copy of the rows it wrote,\n"
+    "             timed with it; --cold-l2: single launches, L2 cleared before each;\n"
     "             --csv FILE: also write CSV)\n"
     "  info       print the build configuration and the GPUs found\n"
     "  --help     print this help\n"
@@ -78,7 +80,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "info") == 0) return info();
     if (strcmp(argv[1], "bench") == 0) {
-        pkvi_bench_opts o = {0, 0, NULL, NULL, 0, 0, 0, 0, 1};
+        pkvi_bench_opts o = {0, 0, NULL, NULL, 0, 0, 0, 0, 1, 0, 0};
         for (int i = 2; i < argc; i++) {
             if (strcmp(argv[i], "--quick") == 0)
                 o.quick = 1;
@@ -88,6 +90,10 @@ int main(int argc, char **argv)
                 o.rope_table = 1;
             else if (strcmp(argv[i], "--vision") == 0)
                 o.vision = 1;
+            else if (strcmp(argv[i], "--read-back") == 0)
+                o.read_back = 1;
+            else if (strcmp(argv[i], "--cold-l2") == 0)
+                o.cold_l2 = 1;
             else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
                 o.csv_path = argv[++i];
             else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc)
