@@ -127,7 +127,11 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
      * 12,288 tokens, 0.97, 1.9 and 2.9 tiles a warp, single launches +1.3%, -5.7%, -8.7%;
      * fused_bf16 4.8%, 3.9%, 7.2% and 0.3% faster at 2,048 to 12,288 tokens, 4.1% slower at
      * 16,384, 3.9 tiles, single launches -4.1%, 0.0%, +0.2%, +4.1%, +8.2%; doc/PERFORMANCE.md,
-     * thirty-third session) */
+     * thirty-third session). Measured with the thirty-second session's stores; with plain stores
+     * (thirty-fourth session) fused_fp8_k's choice holds, but fused_bf16's 16 elements were
+     * faster only back to back: with L2 cleared before each call the 8-element kernel was 6.0-
+     * 12.7% faster at 2,048 to 8,192 tokens, 3.4-9.3% with a copy of the rows after it (to be
+     * changed once tested on the GPU) */
     const int mrope = op == PKV_OP_FUSED_MROPE_BF16, bf16 = op == PKV_OP_FUSED_BF16,
               st = streams(h, op, d, items);
     const unsigned w16 = PKVK_HALVES16_BLOCKS_PER_SM * (PKVK_HALVES16_THREADS / 32u),
