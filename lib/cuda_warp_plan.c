@@ -120,18 +120,16 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
      * fused_bf16 8%, 6% and 1% faster at 8,192, 16,384 and 32,768 tokens, 1.9 to 7.8 tiles a
      * warp, 2% slower at 65,536, 15.5; fused_fp8_k 5% faster at 8,192, 1-17% slower from
      * 16,384, 3.9 tiles; MRoPE 3-13% slower at every size) */
-    /* Calls that stream (streams(), above) take them with fewer tiles a warp: fused_fp8_k from
-     * 1, fused_bf16 below 2 as well as from 8, below 2 in the form of later copies (H200, 8 x
-     * 128, graph replays with a table, three or four interleaved runs, against the 8-element
-     * kernel's streaming variant: fused_fp8_k 1.8%, 9.5% and 12.8% faster at 4,096, 8,192 and
-     * 12,288 tokens, 0.97, 1.9 and 2.9 tiles a warp, single launches +1.3%, -5.7%, -8.7%;
-     * fused_bf16 4.8%, 3.9%, 7.2% and 0.3% faster at 2,048 to 12,288 tokens, 4.1% slower at
-     * 16,384, 3.9 tiles, single launches -4.1%, 0.0%, +0.2%, +4.1%, +8.2%; doc/PERFORMANCE.md,
-     * thirty-third session). Measured with the thirty-second session's stores; with plain stores
-     * (thirty-fourth session) fused_fp8_k's choice holds, but fused_bf16's 16 elements were
-     * faster only back to back: with L2 cleared before each call the 8-element kernel was 6.0-
-     * 12.7% faster at 2,048 to 8,192 tokens, 3.4-9.3% with a copy of the rows after it (to be
-     * changed once tested on the GPU) */
+    /* Calls that stream (streams(), above): fused_fp8_k takes them from 1 tile a warp (H200, 8 x
+     * 128, graph replays with a table, three interleaved runs, against the 8-element kernel's
+     * streaming variant: 1.8%, 9.5% and 12.8% faster at 4,096, 8,192 and 12,288 tokens, 0.97,
+     * 1.9 and 2.9 tiles a warp, single launches +1.3%, -5.7%, -8.7%; doc/PERFORMANCE.md,
+     * thirty-third session; with plain stores, thirty-fourth session, at 8,192 and 12,288 11.0%
+     * and 15.6% faster alone, 8.5% and 10.0% with a copy of its rows after it). fused_bf16 does
+     * not: its 16-element kernel below 2 tiles a warp was 5.1-9.5% faster alone in back-to-back
+     * graph replays at 2,048 to 8,192 tokens, but with L2 cleared before each call the 8-element
+     * kernel was 6.0-12.7% faster alone and 3.4-9.3% with a copy of its rows after it, which is
+     * how an engine's chunked prefill runs (thirty-fourth session) */
     const int mrope = op == PKV_OP_FUSED_MROPE_BF16, bf16 = op == PKV_OP_FUSED_BF16,
               st = streams(h, op, d, items);
     const unsigned w16 = PKVK_HALVES16_BLOCKS_PER_SM * (PKVK_HALVES16_THREADS / 32u),
@@ -139,8 +137,7 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
     const int d8 = deep(h, items, g16, w16, 8u);
     int e16 = !kv && d->cache.head_dim >= 128u && d->cache.num_kv_heads >= 4u &&
               (d->cache.head_dim >= 256u || mrope ||
-               (bf16 ? d8 || (st && !deep(h, items, g16, w16, 2u))
-                     : deep(h, items, g16, w16, st ? 1u : 3u)));
+               (bf16 ? d8 : deep(h, items, g16, w16, st ? 1u : 3u)));
     /* and 32 at 256 elements (4 threads an item) for fused_bf16 from 8 tiles a warp of its
      * wave (H200, 4 x 256, the same runs: with 16 elements 2-7% faster from 8,192 to 32,768
      * tokens, 5.2 tiles a warp, 5% slower at 65,536, 10.3; fused_fp8_k 2-9% and MRoPE 3-13%

@@ -134,8 +134,7 @@ static void ops(pkv_cuda *h)
  * `listed`, its kernel for large calls: the kernels of larger tiles take calls of enough tiles a
  * warp of their one wave (at head_dim 64 the wide kernel in tiles of 32 items fused_fp8_k's 4,
  * in tiles of 16 both ops' 2; at head_dim 128 the 16-element kernels 8 for fused_bf16 (its own),
- * 3 for fused_fp8_k, 1 when the call streams; a fused_bf16 call that streams takes
- * fused_fp8_k's below 2 too; the 32-element kernel 8), else
+ * 3 for fused_fp8_k, 1 when the call streams; the 32-element kernel 8), else
  * the next smaller (fused_bf16 at head_dim 256: the 16-element kernel of ops 5 and 7); op 8 at
  * head_dim 256 its kernel of copies after the cos/sin loads from 12 tiles (of 2 items), else the
  * one of copies after the tree */
@@ -151,8 +150,7 @@ static int by_size(const pkv_cuda *h, int op, uint64_t items, uint32_t hd, int l
     if ((listed == PKVI_K_FUSED_HALVES16 || listed == PKVI_K_FUSED_HALVES16_EARLY) && hd == 128) {
         const uint64_t tiles = (items * 4 + 31) / 32,
                        w = sm * PKVK_HALVES16_BLOCKS_PER_SM * (PKVK_HALVES16_THREADS / 32);
-        if (tiles >= (bf16 ? 8 : streams ? 1 : 3) * w) return listed;
-        return bf16 && streams && tiles < 2 * w ? PKVI_K_FUSED_HALVES16 : PKVI_K_FUSED_HALVES;
+        return tiles >= (bf16 ? 8 : streams ? 1 : 3) * w ? listed : PKVI_K_FUSED_HALVES;
     }
     if (listed == PKVI_K_FUSED_FP8_KV_HALVES && hd == 256)
         return (items * 16 + 31) / 32 >=
