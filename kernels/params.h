@@ -58,6 +58,8 @@ typedef struct pkvk_write_params {
     uint64_t k_stride, v_stride;
     float inv_k, inv_v; /* FP8: RN(1 / scale) */
     uint32_t num_tokens, fp8;
+    /* pkvk_write_vec32: the chunks of 8 elements in a row and block_size as divisors */
+    pkvk_div32 div_cpr, div_bs;
 } pkvk_write_params;
 
 typedef struct pkvk_fused_params {

@@ -5,7 +5,7 @@
 // source loads are issued before the slot is classified, so at decode sizes the slot read and
 // the data reads overlap instead of following each other. Same bytes as pkvk_write: each
 // element goes through the specified conversion (kernels/cvt.cuh), only the access width
-// differs.
+// differs. pkvk_write_vec32 (at the end) is the same for calls that fit 32-bit arithmetic.
 #include "kernels.cuh"
 
 // E4M3 of RN(v * inv) for the four BF16 values in a (low half first) and b.
@@ -16,6 +16,21 @@ __device__ __forceinline__ unsigned pkvk_e4m3x4(unsigned a, unsigned b, float in
     float f2 = __fmul_rn(pkvi_bf16_to_f32((unsigned short)b), inv);
     float f3 = __fmul_rn(pkvi_bf16_to_f32((unsigned short)(b >> 16)), inv);
     return pkvk_e4m3x2(f0, f1) | pkvk_e4m3x2(f2, f3) << 16;
+}
+
+// Store a chunk's K (when the op has one) and V at chunk o of the pools
+__device__ __forceinline__ void pkvk_write_store(const pkvk_write_params &p, uint64_t o, uint4 kx,
+                                                 uint4 vx)
+{
+    if (p.fp8) {
+        ((uint2 *)p.k_cache)[o] =
+            make_uint2(pkvk_e4m3x4(kx.x, kx.y, p.inv_k), pkvk_e4m3x4(kx.z, kx.w, p.inv_k));
+        ((uint2 *)p.v_cache)[o] =
+            make_uint2(pkvk_e4m3x4(vx.x, vx.y, p.inv_v), pkvk_e4m3x4(vx.z, vx.w, p.inv_v));
+    } else {
+        if (p.key) ((uint4 *)p.k_cache)[o] = kx;
+        ((uint4 *)p.v_cache)[o] = vx;
+    }
 }
 
 // One chunk: token t, chunk c of its row.
@@ -29,16 +44,7 @@ __device__ __forceinline__ void pkvk_write_chunk(const pkvk_write_params &p, uin
                                 p.g.block_stride, p.g.row, &off);
     if (kind == PKVI_SLOT_OOB && c == 0 && p.oob) atomicAdd((unsigned long long *)p.oob, 1ull);
     if (kind != PKVI_SLOT_OK) return;
-    uint64_t o = off / 8 + c; // off is a multiple of 8 (block_stride and row are)
-    if (p.fp8) {
-        ((uint2 *)p.k_cache)[o] =
-            make_uint2(pkvk_e4m3x4(kx.x, kx.y, p.inv_k), pkvk_e4m3x4(kx.z, kx.w, p.inv_k));
-        ((uint2 *)p.v_cache)[o] =
-            make_uint2(pkvk_e4m3x4(vx.x, vx.y, p.inv_v), pkvk_e4m3x4(vx.z, vx.w, p.inv_v));
-    } else {
-        if (p.key) ((uint4 *)p.k_cache)[o] = kx;
-        ((uint4 *)p.v_cache)[o] = vx;
-    }
+    pkvk_write_store(p, off / 8 + c, kx, vx); // off is a multiple of 8 (block_stride and row are)
 }
 
 // Grid-stride over num_tokens * row / 8 chunks; 32-bit index arithmetic when it fits (64-bit
@@ -59,4 +65,40 @@ extern "C" __global__ void pkvk_write_vec(const pkvk_write_params p)
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
          i += (uint64_t)gridDim.x * blockDim.x)
         pkvk_write_chunk(p, i / cpr, i % cpr);
+}
+
+// Chunk i of a pkvk_write_vec32 call: the token and the slot's block by the launch's divisors,
+// offsets as sums of 32 x 32 -> 64-bit products (kernels/fused_common.cuh)
+__device__ __forceinline__ void pkvk_write_chunk32(const pkvk_write_params &p, unsigned i,
+                                                   unsigned cpr)
+{
+    const unsigned t = pkvk_div32_q(i, p.div_cpr), c = i - t * cpr;
+    uint4 kx = make_uint4(0, 0, 0, 0), vx;
+    if (p.key)
+        kx = ((const uint4 *)((const unsigned short *)p.key +
+                              (uint64_t)t * (uint32_t)p.k_stride))[c];
+    vx = ((const uint4 *)((const unsigned short *)p.value + (uint64_t)t * (uint32_t)p.v_stride))[c];
+    const long long slot = ((const long long *)p.slots)[t];
+    const int kind = pkvi_slot_kind(slot, p.g.num_slots);
+    if (kind == PKVI_SLOT_OOB && c == 0 && p.oob) atomicAdd((unsigned long long *)p.oob, 1ull);
+    if (kind != PKVI_SLOT_OK) return;
+    const uint32_t s = (uint32_t)slot, q = pkvk_div32_q(s, p.div_bs);
+    const uint64_t off = (uint64_t)q * (uint32_t)p.g.block_stride +
+                         (uint64_t)(s - q * p.g.block_size) * (uint32_t)p.g.row;
+    pkvk_write_store(p, off / 8 + c, kx, vx);
+}
+
+// pkvk_write_vec for calls of fewer than 2^32 chunks whose valid slots, block stride, row and
+// row strides fit 32 bits (the launcher's rule, the fused 16-byte kernels' too): the GPU's
+// 32-bit division, a sequence of about 20 instructions, came before each chunk's loads (the
+// token) and again before its stores (the slot's block), and at decode sizes those are the
+// launch's time. On the H200 in graph replays 4-8% faster at 1 and 64 tokens, the same from
+// 2,048 (doc/PERFORMANCE.md, thirty-fifth session).
+extern "C" __global__ void pkvk_write_vec32(const pkvk_write_params p)
+{
+    const unsigned cpr = p.div_cpr.d, n = p.num_tokens * cpr;
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        pkvk_write_chunk32(p, i, cpr);
+        if (gridDim.x * blockDim.x > n - i) break; // no wrap of the 32-bit index
+    }
 }

@@ -12,7 +12,8 @@
 /* in the order of the PKVI_K_ enum (lib/cuda_device.h) */
 static const char *const kernel_names[PKVI_K_COUNT] = {
     "pkvk_fill_slots",              "pkvk_write",
-    "pkvk_write_vec",               "pkvk_fused",
+    "pkvk_write_vec",               "pkvk_write_vec32",
+    "pkvk_fused",
     "pkvk_fused_vec",               "pkvk_fused_fp8_kv",
     "pkvk_fused_fp8_kv_vec",        "pkvk_fused_fp8_kv_vec16",
     "pkvk_fused_vec_tab",           "pkvk_fused_fp8_kv_vec_tab",

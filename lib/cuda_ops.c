@@ -119,16 +119,22 @@ pkv_status pkvi_cuda_write_plan(pkv_cuda *h, pkv_op op, const pkv_write_desc *d,
         p.inv_k = 1.0f / d->k_scale;
         p.inv_v = 1.0f / d->v_scale;
     }
-    *pp = p;
     plan->block = 256;
     if (rows_vec8(&g) && k.stride % 8 == 0 && v.stride % 8 == 0 && vec8(key, 2) && vec8(value, 2) &&
         vec8(k_cache, pkvi_cache_elem_bytes(op)) && vec8(v_cache, pkvi_cache_elem_bytes(op))) {
+        const uint64_t chunks = (uint64_t)d->num_tokens * (g.row / 8);
         plan->kernel = PKVI_K_WRITE_VEC;
-        plan->grid = grid_for((uint64_t)d->num_tokens * (g.row / 8));
+        plan->grid = grid_for(chunks);
+        if (chunks <= 0xffffffffu && offsets32(&g, &k, &v)) {
+            plan->kernel = PKVI_K_WRITE_VEC32;
+            p.div_cpr = pkvk_div32_make((uint32_t)(g.row / 8));
+            p.div_bs = pkvk_div32_make(d->cache.block_size);
+        }
     } else {
         plan->kernel = PKVI_K_WRITE;
         plan->grid = d->num_tokens;
     }
+    *pp = p;
     return PKV_OK;
 }
 

@@ -1,4 +1,5 @@
-/* The CUDA launcher's kernel choice for fused calls whose buffers are 16-byte aligned
+/* The CUDA launcher's kernel choice for write calls (writes(), at the end) and for fused calls
+ * whose buffers are 16-byte aligned
  * (lib/cuda_ops.c, lib/cuda_warp_plan.c): the warp kernels with a matching cos/sin table and at
  * most 16 heads, in their _small form when the call fits one wave, else in the halves form where
  * the whole head is rotated and each half is whole chunks; the 16-byte block kernels for MRoPE in
@@ -462,6 +463,76 @@ static void streaming_sizes(pkv_cuda *h)
     h->l2_bytes = l2;
 }
 
+static pkv_write_desc wdesc(uint32_t nkv, uint32_t hd, uint32_t tokens)
+{
+    pkv_write_desc d;
+    memset(&d, 0, sizeof d);
+    d.cache.num_kv_heads = nkv;
+    d.cache.head_dim = hd;
+    d.cache.block_size = 16;
+    d.cache.num_blocks = tokens / 16u + 1u;
+    d.num_tokens = tokens;
+    d.k_scale = d.v_scale = 1.0f;
+    return d;
+}
+
+static pkvk_write_params last_wp; /* the parameters of the last plan wkernel() made */
+
+/* the write kernel the launcher would take (addresses 16-byte aligned unless `a` is not), or -2 */
+static int wkernel(pkv_cuda *h, pkv_op op, const pkv_write_desc *d, uint64_t a)
+{
+    pkvi_plan plan;
+    if (pkvi_cuda_write_plan(h, op, d, a, a, 1ull << 20, a, a, 0, &last_wp, &plan) != PKV_OK) {
+        diag("rejected: %s", pkv_last_error());
+        return -2;
+    }
+    return plan.kernel;
+}
+
+/* Write calls (lib/cuda_ops.c): the 16-byte kernel when every row, stride and pointer is aligned
+ * to 8 elements, in its 32-bit form (divisors from the launch) when the chunk count, the valid
+ * slots, the block stride, the row and the row strides fit 32 bits, and the 64-bit form on
+ * either side of each bound; the element kernel when unaligned. */
+static void writes(pkv_cuda *h)
+{
+    static const pkv_op ops[] = {PKV_OP_WRITE_BF16, PKV_OP_WRITE_V_BF16, PKV_OP_WRITE_FP8};
+    const uint64_t a = 1ull << 20;
+    pkv_write_desc d;
+    for (int i = 0; i < 3; i++) {
+        d = wdesc(8, 128, 64);
+        d.cache.block_size = 7;
+        is_int(wkernel(h, ops[i], &d, a), PKVI_K_WRITE_VEC32, "%s 8 x 128: 32-bit 16-byte kernel",
+               pkv_op_name(ops[i]));
+        ok(last_wp.div_cpr.d == 128u && last_wp.div_bs.d == 7u, "  divisors 128 and 7 (%u, %u)",
+           last_wp.div_cpr.d, last_wp.div_bs.d);
+        is_int(wkernel(h, ops[i], &d, a + 2), PKVI_K_WRITE,
+               "  sources one element off: element kernel");
+    }
+    d = wdesc(8, 128, 64);
+    d.cache.block_stride = TWO32 - 8u;
+    is_int(wkernel(h, ops[0], &d, a), PKVI_K_WRITE_VEC32, "block stride 2^32 - 8: 32-bit");
+    d.cache.block_stride = TWO32;
+    is_int(wkernel(h, ops[0], &d, a), PKVI_K_WRITE_VEC, "block stride 2^32: 64-bit");
+    d = wdesc(8, 128, 64);
+    d.cache.num_blocks = TWO32 / 16u;
+    is_int(wkernel(h, ops[2], &d, a), PKVI_K_WRITE_VEC32, "2^32 slots: 32-bit");
+    d.cache.num_blocks = TWO32 / 16u + 1u;
+    is_int(wkernel(h, ops[2], &d, a), PKVI_K_WRITE_VEC, "2^32 + 16 slots: 64-bit");
+    d = wdesc(8, 128, 64);
+    d.k_row_stride = TWO32 - 8u;
+    is_int(wkernel(h, ops[0], &d, a), PKVI_K_WRITE_VEC32, "K row stride 2^32 - 8: 32-bit");
+    d.k_row_stride = TWO32;
+    is_int(wkernel(h, ops[0], &d, a), PKVI_K_WRITE_VEC, "K row stride 2^32: 64-bit");
+    is_int(wkernel(h, ops[1], &d, a), PKVI_K_WRITE_VEC32, "  write_v_bf16 ignores it: 32-bit");
+    d = wdesc(8, 128, 64);
+    d.v_row_stride = TWO32;
+    is_int(wkernel(h, ops[1], &d, a), PKVI_K_WRITE_VEC, "V row stride 2^32: 64-bit");
+    d = wdesc(1, 24, 0x55555555u); /* 3 chunks a row: 2^32 - 1 chunks */
+    is_int(wkernel(h, ops[0], &d, a), PKVI_K_WRITE_VEC32, "2^32 - 1 chunks: 32-bit");
+    d = wdesc(1, 24, 0x55555556u);
+    is_int(wkernel(h, ops[0], &d, a), PKVI_K_WRITE_VEC, "2^32 + 2 chunks: 64-bit");
+}
+
 int main(void)
 {
     pkv_cuda *h = gpu_open_or_skip();
@@ -471,6 +542,7 @@ int main(void)
     h->l2_bytes = 0; /* the kernels below are chosen without the streaming variants */
     with_table(h);
     offsets(h);
+    writes(h);
     h->l2_bytes = l2;
     pkv_cuda_close(h);
     return done_testing();
