@@ -207,6 +207,22 @@ static void sweep(pkv_cuda *h)
     }
 }
 
+/* Row strides of 2^32 elements, one token (its row is all a source holds): the 16-byte writes
+ * take their 64-bit kernel there (t/cuda_plan), which the sweep's calls never reach. */
+static void wide_strides(pkv_cuda *h)
+{
+    for (int op = PKV_OP_WRITE_BF16; op <= PKV_OP_WRITE_FP8; op++) {
+        unsigned long long bytes = 0;
+        gcase c;
+        make(&c, 8, 128, 16, 1, 0);
+        c.slots[0] = 5; /* of 16 */
+        c.w.k_row_stride = c.w.v_row_stride = 4294967296ull;
+        ok(compare(h, op, &c, &bytes), "%s, row strides 2^32: GPU == reference (%llu pool bytes)",
+           pkv_op_name((pkv_op)op), bytes);
+        release(&c);
+    }
+}
+
 static void errors(pkv_cuda *h)
 {
     pkv_write_desc w;
@@ -258,6 +274,7 @@ int main(void)
     errors(h);
     fill_slots(h);
     sweep(h);
+    wide_strides(h);
     pkv_cuda_close(h);
     return done_testing();
 }
