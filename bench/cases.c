@@ -202,7 +202,7 @@ static void run_baseline(const bench_case *b, const set *s, void *st)
     uint64_t T = b->tokens, row = (uint64_t)b->nkv * b->hd;
     pkvi_plan plan;
     if (!pkvi_bench_is_fused(b->op)) {
-        pkvk_write_params p;
+        pkvk_write32_params p;
         if (pkvi_cuda_write_plan(pkvi_bench_gpu, (pkv_op)b->op, &b->wd,
                                  b->op == PKV_OP_WRITE_V_BF16 ? 0 : s->k, s->v, s->slots,
                                  b->op == PKV_OP_WRITE_V_BF16 ? 0 : s->kc, s->vc, 0, &p, &plan))

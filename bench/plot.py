@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plot pkv bench CSV output: % of the same-run copy bandwidth against tokens, one panel per op,
 one line per (num_kv_heads x head_dim), with the issue's targets dashed; with TABLE.csv (pkv bench
---rope-table) its fused rows as dotted lines of the same colours.
+--rope-table, whose write rows may be of newer kernels) its rows as dotted lines of the same colours.
 
     python3 bench/plot.py BENCH.csv OUT.png [TITLE [TABLE.csv]]
 """
@@ -39,7 +39,7 @@ def main():
             pts.sort()
             line = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=geo)
             tab = sorted(table.get((o, geo), []))
-            if tab and op.startswith("fused"):
+            if tab:
                 ax.plot([p[0] for p in tab], [p[1] for p in tab], ls=":", marker="x", ms=3,
                         color=line[0].get_color(), label=geo + " table")
         target = 92 if op.startswith("write") else 85

@@ -58,9 +58,16 @@ typedef struct pkvk_write_params {
     uint64_t k_stride, v_stride;
     float inv_k, inv_v; /* FP8: RN(1 / scale) */
     uint32_t num_tokens, fp8;
-    /* pkvk_write_vec32: the chunks of 8 elements in a row and block_size as divisors */
-    pkvk_div32 div_cpr, div_bs;
 } pkvk_write_params;
+
+/* pkvk_write_vec32's: the write's, then the chunks of 8 elements in a row and block_size as
+ * divisors (kernels/write_vec.cu). Apart, because in pkvk_write_params they changed the code
+ * nvcc made for the other write kernels. Every write kernel is launched with this block: those
+ * that take pkvk_write_params read its first member. */
+typedef struct pkvk_write32_params {
+    pkvk_write_params w;
+    pkvk_div32 div_cpr, div_bs;
+} pkvk_write32_params;
 
 typedef struct pkvk_fused_params {
     pkvk_geom g;

@@ -69,10 +69,11 @@ extern "C" __global__ void pkvk_write_vec(const pkvk_write_params p)
 
 // Chunk i of a pkvk_write_vec32 call: the token and the slot's block by the launch's divisors,
 // offsets as sums of 32 x 32 -> 64-bit products (kernels/fused_common.cuh)
-__device__ __forceinline__ void pkvk_write_chunk32(const pkvk_write_params &p, unsigned i,
+__device__ __forceinline__ void pkvk_write_chunk32(const pkvk_write32_params &q, unsigned i,
                                                    unsigned cpr)
 {
-    const unsigned t = pkvk_div32_q(i, p.div_cpr), c = i - t * cpr;
+    const pkvk_write_params &p = q.w;
+    const unsigned t = pkvk_div32_q(i, q.div_cpr), c = i - t * cpr;
     uint4 kx = make_uint4(0, 0, 0, 0), vx;
     if (p.key)
         kx = ((const uint4 *)((const unsigned short *)p.key +
@@ -82,9 +83,9 @@ __device__ __forceinline__ void pkvk_write_chunk32(const pkvk_write_params &p, u
     const int kind = pkvi_slot_kind(slot, p.g.num_slots);
     if (kind == PKVI_SLOT_OOB && c == 0 && p.oob) atomicAdd((unsigned long long *)p.oob, 1ull);
     if (kind != PKVI_SLOT_OK) return;
-    const uint32_t s = (uint32_t)slot, q = pkvk_div32_q(s, p.div_bs);
-    const uint64_t off = (uint64_t)q * (uint32_t)p.g.block_stride +
-                         (uint64_t)(s - q * p.g.block_size) * (uint32_t)p.g.row;
+    const uint32_t s = (uint32_t)slot, b = pkvk_div32_q(s, q.div_bs);
+    const uint64_t off = (uint64_t)b * (uint32_t)p.g.block_stride +
+                         (uint64_t)(s - b * p.g.block_size) * (uint32_t)p.g.row;
     pkvk_write_store(p, off / 8 + c, kx, vx);
 }
 
@@ -92,13 +93,14 @@ __device__ __forceinline__ void pkvk_write_chunk32(const pkvk_write_params &p, u
 // row strides fit 32 bits (the launcher's rule, the fused 16-byte kernels' too): the GPU's
 // 32-bit division, a sequence of about 20 instructions, came before each chunk's loads (the
 // token) and again before its stores (the slot's block), and at decode sizes those are the
-// launch's time. On the H200 in graph replays 4-8% faster at 1 and 64 tokens, the same from
-// 2,048 (doc/PERFORMANCE.md, thirty-fifth session).
-extern "C" __global__ void pkvk_write_vec32(const pkvk_write_params p)
+// launch's time. On the H200, three interleaved rounds: graph replays 4.5-11.5% faster at 1 to
+// 64 tokens, 1.2% slower at 256, -1.6% to +0.1% from 2,048; single launches -7.6% to +3.3% at 1
+// to 256 tokens (doc/PERFORMANCE.md, thirty-fifth session).
+extern "C" __global__ void pkvk_write_vec32(const pkvk_write32_params q)
 {
-    const unsigned cpr = p.div_cpr.d, n = p.num_tokens * cpr;
+    const unsigned cpr = q.div_cpr.d, n = q.w.num_tokens * cpr;
     for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        pkvk_write_chunk32(p, i, cpr);
+        pkvk_write_chunk32(q, i, cpr);
         if (gridDim.x * blockDim.x > n - i) break; // no wrap of the 32-bit index
     }
 }

@@ -84,9 +84,10 @@ pkv_status pkv_cuda_fill_slots(pkv_cuda *h, const pkv_fill_slots_desc *d, uint64
 
 pkv_status pkvi_cuda_write_plan(pkv_cuda *h, pkv_op op, const pkv_write_desc *d, uint64_t key,
                                 uint64_t value, uint64_t slots, uint64_t k_cache, uint64_t v_cache,
-                                uint64_t oob, pkvk_write_params *pp, pkvi_plan *plan)
+                                uint64_t oob, pkvk_write32_params *pp, pkvi_plan *plan)
 {
     pkvk_write_params p;
+    pkvk_div32 div_cpr = pkvk_div32_make(1), div_bs = div_cpr;
     pkvi_geom g;
     pkvi_src k, v;
     const char *name = pkv_op_name(op);
@@ -127,14 +128,16 @@ pkv_status pkvi_cuda_write_plan(pkv_cuda *h, pkv_op op, const pkv_write_desc *d,
         plan->grid = grid_for(chunks);
         if (chunks <= 0xffffffffu && offsets32(&g, &k, &v)) {
             plan->kernel = PKVI_K_WRITE_VEC32;
-            p.div_cpr = pkvk_div32_make((uint32_t)(g.row / 8));
-            p.div_bs = pkvk_div32_make(d->cache.block_size);
+            div_cpr = pkvk_div32_make((uint32_t)(g.row / 8));
+            div_bs = pkvk_div32_make(d->cache.block_size);
         }
     } else {
         plan->kernel = PKVI_K_WRITE;
         plan->grid = d->num_tokens;
     }
-    *pp = p;
+    pp->w = p;
+    pp->div_cpr = div_cpr;
+    pp->div_bs = div_bs;
     return PKV_OK;
 }
 
@@ -142,7 +145,7 @@ static pkv_status write_op(pkv_cuda *h, pkv_op op, const pkv_write_desc *d, uint
                            uint64_t value, uint64_t slots, uint64_t k_cache, uint64_t v_cache,
                            uint64_t oob, void *stream)
 {
-    pkvk_write_params p;
+    pkvk_write32_params p;
     pkvi_plan plan;
     pkv_status st =
         pkvi_cuda_write_plan(h, op, d, key, value, slots, k_cache, v_cache, oob, &p, &plan);

@@ -16,7 +16,7 @@ typedef struct pkvi_plan {
  * kernel ops 2-4 take for these buffers (the 16-byte one when alignment allows). */
 pkv_status pkvi_cuda_write_plan(pkv_cuda *h, pkv_op op, const pkv_write_desc *d, uint64_t key,
                                 uint64_t value, uint64_t slots, uint64_t k_cache, uint64_t v_cache,
-                                uint64_t oob, pkvk_write_params *p, pkvi_plan *plan);
+                                uint64_t oob, pkvk_write32_params *p, pkvi_plan *plan);
 
 /* The same for ops 5-8; pos[] holds the three streams (all equal for one stream). */
 pkv_status pkvi_cuda_fused_plan(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint64_t key,

@@ -476,7 +476,7 @@ static pkv_write_desc wdesc(uint32_t nkv, uint32_t hd, uint32_t tokens)
     return d;
 }
 
-static pkvk_write_params last_wp; /* the parameters of the last plan wkernel() made */
+static pkvk_write32_params last_wp; /* the parameters of the last plan wkernel() made */
 
 /* the write kernel the launcher would take (addresses 16-byte aligned unless `a` is not), or -2 */
 static int wkernel(pkv_cuda *h, pkv_op op, const pkv_write_desc *d, uint64_t a)
