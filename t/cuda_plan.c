@@ -463,15 +463,14 @@ static void streaming_sizes(pkv_cuda *h)
     h->l2_bytes = l2;
 }
 
+/* desc()'s cache and tokens for a write */
 static pkv_write_desc wdesc(uint32_t nkv, uint32_t hd, uint32_t tokens)
 {
+    const pkv_fused_desc f = desc(nkv, hd, tokens);
     pkv_write_desc d;
     memset(&d, 0, sizeof d);
-    d.cache.num_kv_heads = nkv;
-    d.cache.head_dim = hd;
-    d.cache.block_size = 16;
-    d.cache.num_blocks = tokens / 16u + 1u;
-    d.num_tokens = tokens;
+    d.cache = f.cache;
+    d.num_tokens = f.num_tokens;
     d.k_scale = d.v_scale = 1.0f;
     return d;
 }
