@@ -53,7 +53,9 @@ typedef struct samples {
 } samples;
 
 static uint64_t empty_out;
-static uint64_t cold_buf; /* --cold-l2: 2 x COLD_BYTES, else 0 */
+/* --cold-l2: 2 x COLD_BYTES, else 0. A buffer of its own, not the copies' scratch: the clearing
+ * copy leaves its last lines in L2, which the timed copy would then hit */
+static uint64_t cold_buf;
 
 static int cmp_float(const void *a, const void *b)
 {
