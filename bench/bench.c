@@ -267,11 +267,13 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
     scratch_b = pkvi_bench_alloc(scratch, 0);
     empty_out = scratch_a;
     cold_buf = o->cold_l2 ? pkvi_bench_alloc(2 * COLD_BYTES, 0) : 0;
-    snprintf(mode, sizeof mode, "%s%s%s%s%s", o->graph ? "graph" : "launch",
+    snprintf(mode, sizeof mode, "%s%s%s%s%s%s", o->graph ? "graph" : "launch",
              o->rope_table ? "+table" : "", o->vision ? "+vision" : "",
-             o->read_back ? "+readback" : "", o->cold_l2 ? "+cold" : "");
-    printf("device: %s\nmode: %s%s%s%s%s; medians of %u x %d, event to event\n",
+             o->read_back ? "+readback" : "", o->cold_l2 ? "+cold" : "",
+             pkvi_bench_gpu->pdl ? "+pdl" : "");
+    printf("device: %s\nmode: %s%s%s%s%s%s; medians of %u x %d, event to event\n",
            pkv_cuda_describe(pkvi_bench_gpu),
+           pkvi_bench_gpu->pdl ? "programmatic dependent launches, " : "",
            o->graph ? "CUDA graph replays (per launch)" : "single launches",
            o->rope_table ? ", fused ops with a cos/sin table" : "",
            o->vision ? ", MRoPE tokens an image's patches" : "",

@@ -151,9 +151,9 @@ static void launch2(int k, uint64_t grid, unsigned block, void *params, uint64_t
 {
     void *args[2] = {params, &scratch};
     if (pkvi_cuda_enter(pkvi_bench_gpu)) pkvi_bench_die("context");
-    pkvi_bench_cu_check(pkvi_bench_gpu->cu->cuLaunchKernel(pkvi_bench_gpu->fn[k], (unsigned)grid, 1,
-                                                           1, block, 1, 1, 0, stream, args, NULL),
-                        "cuLaunchKernel");
+    pkvi_bench_cu_check(
+        pkvi_cuda_launch_args(pkvi_bench_gpu, k, (unsigned)grid, 1, block, args, stream),
+        "cuLaunchKernel");
     pkvi_cuda_leave(pkvi_bench_gpu);
 }
 
@@ -220,11 +220,15 @@ static void run_baseline(const bench_case *b, const set *s, void *st)
     }
 }
 
+/* One warp, launched as the ops are (the hold plainly: it must not start before the work
+ * ahead of it has finished). */
 static void launch_one(int k, void **args, void *stream)
 {
     if (pkvi_cuda_enter(pkvi_bench_gpu)) pkvi_bench_die("context");
-    pkvi_bench_cu_check(pkvi_bench_gpu->cu->cuLaunchKernel(pkvi_bench_gpu->fn[k], 1, 1, 1, 32, 1, 1,
-                                                           0, stream, args, NULL),
+    pkvi_bench_cu_check(k == PKVI_K_DELAY
+                            ? pkvi_bench_gpu->cu->cuLaunchKernel(pkvi_bench_gpu->fn[k], 1, 1, 1, 32,
+                                                                 1, 1, 0, stream, args, NULL)
+                            : pkvi_cuda_launch_args(pkvi_bench_gpu, k, 1, 1, 32, args, stream),
                         "cuLaunchKernel");
     pkvi_cuda_leave(pkvi_bench_gpu);
 }

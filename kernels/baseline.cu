@@ -8,6 +8,7 @@
 
 extern "C" __global__ void pkvk_naive_write(const pkvk_write_params p)
 {
+    pkvk_grid_dependency();
     uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
     if (i >= p.num_tokens * p.g.row) return;
     uint64_t t = i / p.g.row, e = i % p.g.row, off = 0;
@@ -30,6 +31,7 @@ extern "C" __global__ void pkvk_naive_write(const pkvk_write_params p)
 // One block per (token, head), one thread per element (blockDim = head_dim rounded up to 32).
 extern "C" __global__ void pkvk_chain_norm(const pkvk_fused_params p, uint64_t scratch)
 {
+    pkvk_grid_dependency();
     __shared__ float tree[33];
     unsigned hd = p.g.head_dim, e = threadIdx.x, nh = p.g.num_kv_heads;
     uint64_t t = blockIdx.x / nh, h = blockIdx.x % nh, i = (uint64_t)blockIdx.x * hd + e;
@@ -62,6 +64,7 @@ extern "C" __global__ void pkvk_chain_norm(const pkvk_fused_params p, uint64_t s
 // One thread per (token, pair): the pair's cos/sin once, then every head rotated in place.
 extern "C" __global__ void pkvk_chain_rope(const pkvk_fused_params p, uint64_t scratch)
 {
+    pkvk_grid_dependency();
     unsigned half = p.rotary_dim / 2, hd = p.g.head_dim;
     uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
     if (half == 0 || i >= (uint64_t)p.num_tokens * half) return;
@@ -88,6 +91,7 @@ extern "C" __global__ void pkvk_chain_rope(const pkvk_fused_params p, uint64_t s
 // One thread per element of a token's row: the rounding or FP8 cast and the paged store.
 extern "C" __global__ void pkvk_chain_store(const pkvk_fused_params p, uint64_t scratch)
 {
+    pkvk_grid_dependency();
     uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x, off = 0;
     if (i >= p.num_tokens * p.g.row) return;
     uint64_t t = i / p.g.row, e = i % p.g.row;
@@ -116,6 +120,7 @@ extern "C" __global__ void pkvk_chain_store(const pkvk_fused_params p, uint64_t 
 extern "C" __global__ void pkvk_floor(uint64_t slots, uint64_t src, uint64_t pos, uint64_t table,
                                       unsigned row_floats, uint64_t out)
 {
+    pkvk_grid_dependency();
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     const long long slot = *(const long long *)slots;
     const unsigned at = *(const unsigned *)pos;

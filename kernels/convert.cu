@@ -8,6 +8,7 @@
 extern "C" __global__ void pkvk_convert_range(unsigned base, unsigned n, unsigned short *out16,
                                               unsigned char *out8, unsigned char *out8_sw)
 {
+    pkvk_grid_dependency();
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float x = __uint_as_float(base + i);

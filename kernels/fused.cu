@@ -19,6 +19,7 @@ __device__ __forceinline__ void pkvk_token_angles(const pkvk_fused_params &p, un
 
 extern "C" __global__ void pkvk_fused(const pkvk_fused_params p)
 {
+    pkvk_grid_dependency();
     __shared__ float scratch[33];
     __shared__ float normed[512];
     __shared__ float cs[PKVK_MAX_PAIRS], sn[PKVK_MAX_PAIRS];

@@ -7,6 +7,7 @@
 
 extern "C" __global__ void pkvk_fused_fp8_kv(const pkvk_fused_params p)
 {
+    pkvk_grid_dependency();
     __shared__ float scratch[33];
     __shared__ unsigned short nb[512];
     __shared__ float cs[PKVK_MAX_PAIRS], sn[PKVK_MAX_PAIRS];

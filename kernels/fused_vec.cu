@@ -223,11 +223,13 @@ __device__ __forceinline__ void pkvk_fused_vec_body(const pkvk_fused_params &p)
     extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, blocks)                         \
         name(const pkvk_fused_params p)                                                            \
     {                                                                                              \
+        pkvk_grid_dependency();                                                                    \
         pkvk_fused_vec_body<op8, e, false>(p);                                                     \
     }                                                                                              \
     extern "C" __global__ void __launch_bounds__(PKVK_VEC_THREADS, blocks)                         \
         name##_tab(const pkvk_fused_params p)                                                      \
     {                                                                                              \
+        pkvk_grid_dependency();                                                                    \
         pkvk_fused_vec_body<op8, e, true>(p);                                                      \
     }
 

@@ -185,11 +185,13 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_WARP_BLOCKS)              \
         name(const pkvk_fused_params p)                                                            \
     {                                                                                              \
+        pkvk_grid_dependency();                                                                    \
         pkvk_fused_warp_body<op8, false>(p);                                                       \
     }                                                                                              \
     extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, 1)                             \
         name##_small(const pkvk_fused_params p)                                                    \
     {                                                                                              \
+        pkvk_grid_dependency();                                                                    \
         pkvk_fused_warp_body<op8, true>(p);                                                        \
     }
 
@@ -199,5 +201,6 @@ PKVK_FUSED_WARP_KERNEL(pkvk_fused_fp8_kv_warp, true)
 extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, 1)
     pkvk_fused_mrope_warp_small(const pkvk_fused_params p)
 {
+    pkvk_grid_dependency();
     pkvk_fused_warp_body<false, true, true>(p);
 }

@@ -8,6 +8,7 @@
 #include "../ref/fp8.h"
 #include "../ref/rsqrt_cr.h"
 #include "../ref/tree.h"
+#include "grid_dep.cuh"
 #include "params.h"
 #include "tree.cuh"
 #include "cvt.cuh"

@@ -7,6 +7,7 @@
 
 extern "C" __global__ void pkvk_numerics(const pkvk_numerics_params p)
 {
+    pkvk_grid_dependency();
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= p.n) return;
     unsigned u = ((const unsigned *)p.in)[i], *out = (unsigned *)p.out + 8ull * i;

@@ -4,5 +4,6 @@
 
 extern "C" __global__ void pkvk_probe(unsigned int *out, unsigned int value)
 {
+    pkvk_grid_dependency();
     if (blockIdx.x == 0 && threadIdx.x == 0) *out = value ^ 0x706b7631u;
 }

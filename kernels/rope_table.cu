@@ -5,6 +5,7 @@
 
 extern "C" __global__ void pkvk_rope_table(const pkvk_rope_table_params p)
 {
+    pkvk_grid_dependency();
     const unsigned half = p.rotary_dim / 2;
     const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (uint64_t)p.len * half) return;

@@ -5,6 +5,7 @@
 
 extern "C" __global__ void pkvk_fill_slots(const pkvk_fill_slots_params p)
 {
+    pkvk_grid_dependency();
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < p.count) {
         const int *table = (const int *)p.block_table;
@@ -17,6 +18,7 @@ extern "C" __global__ void pkvk_fill_slots(const pkvk_fill_slots_params p)
 
 extern "C" __global__ void pkvk_write(const pkvk_write_params p)
 {
+    pkvk_grid_dependency();
     unsigned t = blockIdx.x;
     uint64_t off = 0;
     int kind = pkvi_slot_offset(((const long long *)p.slots)[t], p.g.num_slots, p.g.block_size,

@@ -51,6 +51,7 @@ __device__ __forceinline__ void pkvk_write_chunk(const pkvk_write_params &p, uin
 // division is a long software sequence).
 extern "C" __global__ void pkvk_write_vec(const pkvk_write_params p)
 {
+    pkvk_grid_dependency();
     uint64_t cpr = p.g.row / 8, n = p.num_tokens * cpr;
     if (n <= 0xffffffffull) {
         unsigned c32 = (unsigned)cpr, n32 = (unsigned)n;
@@ -98,6 +99,7 @@ __device__ __forceinline__ void pkvk_write_chunk32(const pkvk_write32_params &q,
 // to 256 tokens (doc/PERFORMANCE.md, thirty-fifth session).
 extern "C" __global__ void pkvk_write_vec32(const pkvk_write32_params q)
 {
+    pkvk_grid_dependency();
     const unsigned cpr = q.div_cpr.d, n = q.w.num_tokens * cpr;
     for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         pkvk_write_chunk32(q, i, cpr);

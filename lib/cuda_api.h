@@ -26,6 +26,26 @@ typedef void *pkvi_CUgraphExec;
 #define PKVI_CU_ATTR_CC_MINOR 76
 #define PKVI_CUDA_ERROR_NO_DEVICE 100
 #define PKVI_CUDA_ERROR_NOT_READY 600
+#define PKVI_CU_FUNC_ATTR_PTX_VERSION 5
+#define PKVI_CU_LAUNCH_ATTR_PROGRAMMATIC 6 /* programmatic stream serialization */
+
+/* cuLaunchKernelEx's configuration and one attribute (CUlaunchConfig, CUlaunchAttribute) */
+typedef struct pkvi_CUlaunchAttribute {
+    int id;
+    char pad[4];
+    union {
+        char pad[64];
+        uint64_t align;
+        int programmatic; /* PKVI_CU_LAUNCH_ATTR_PROGRAMMATIC: overlap allowed */
+    } value;
+} pkvi_CUlaunchAttribute;
+
+typedef struct pkvi_CUlaunchConfig {
+    unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+    pkvi_CUstream stream;
+    pkvi_CUlaunchAttribute *attrs;
+    unsigned num_attrs;
+} pkvi_CUlaunchConfig;
 
 typedef struct pkvi_cuda_api {
     pkvi_CUresult (*cuInit)(unsigned);
@@ -69,6 +89,10 @@ typedef struct pkvi_cuda_api {
     pkvi_CUresult (*cuGraphLaunch)(pkvi_CUgraphExec, pkvi_CUstream);
     pkvi_CUresult (*cuGraphExecDestroy)(pkvi_CUgraphExec);
     pkvi_CUresult (*cuGraphDestroy)(pkvi_CUgraph);
+    /* optional (NULL when the driver lacks them): programmatic dependent launch */
+    pkvi_CUresult (*cuLaunchKernelEx)(const pkvi_CUlaunchConfig *, pkvi_CUfunction, void **,
+                                      void **);
+    pkvi_CUresult (*cuFuncGetAttribute)(int *, int, pkvi_CUfunction);
 } pkvi_cuda_api;
 
 /* The driver table, loading libcuda.so.1 and calling cuInit once (thread-safe). On failure,

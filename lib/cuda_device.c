@@ -99,6 +99,22 @@ static pkv_status load_module(pkv_cuda *h)
     return PKV_OK;
 }
 
+/* Whether launches may overlap the kernel ahead of them: every kernel waits for it before its
+ * first global access (kernels/grid_dep.cuh), but only in code built for sm_90 or later, which
+ * the loaded module's PTX version says (the compute_80 PTX, JIT-compiled, has no wait); and the
+ * driver must have cuLaunchKernelEx. PKV_CUDA_PDL=0 turns it off. */
+static int pdl_usable(const pkv_cuda *h)
+{
+    const char *env = getenv("PKV_CUDA_PDL");
+    int ptx = 0;
+    if (env && strcmp(env, "0") == 0) return 0;
+    if (!h->cu->cuLaunchKernelEx || !h->cu->cuFuncGetAttribute) return 0;
+    for (int k = 0; k < PKVI_K_COUNT; k++)
+        if (h->cu->cuFuncGetAttribute(&ptx, PKVI_CU_FUNC_ATTR_PTX_VERSION, h->fn[k]) || ptx < 90)
+            return 0;
+    return 1;
+}
+
 pkv_status pkv_cuda_open(int ordinal, pkv_cuda **out)
 {
     pkv_status st;
@@ -137,6 +153,7 @@ pkv_status pkv_cuda_open(int ordinal, pkv_cuda **out)
         free(h);
         return st;
     }
+    h->pdl = pdl_usable(h);
     *out = h;
     return PKV_OK;
 }
@@ -191,10 +208,33 @@ pkv_status pkvi_cuda_launch(pkv_cuda *h, int k, unsigned gx, unsigned gy, unsign
     pkv_status st;
     args[0] = params;
     if ((st = pkvi_cuda_enter(h))) return st;
-    r = h->cu->cuLaunchKernel(h->fn[k], gx, gy, 1, block, 1, 1, 0, (pkvi_CUstream)stream, args,
-                              NULL);
+    r = pkvi_cuda_launch_args(h, k, gx, gy, block, args, stream);
     pkvi_cuda_leave(h);
     return r ? pkvi_cuda_fail(r, kernel_names[k]) : PKV_OK;
+}
+
+pkvi_CUresult pkvi_cuda_launch_args(pkv_cuda *h, int k, unsigned gx, unsigned gy, unsigned block,
+                                    void **args, void *stream)
+{
+    pkvi_CUlaunchAttribute attr;
+    pkvi_CUlaunchConfig c;
+    if (!h->pdl)
+        return h->cu->cuLaunchKernel(h->fn[k], gx, gy, 1, block, 1, 1, 0, (pkvi_CUstream)stream,
+                                     args, NULL);
+    memset(&attr, 0, sizeof attr);
+    attr.id = PKVI_CU_LAUNCH_ATTR_PROGRAMMATIC;
+    attr.value.programmatic = 1;
+    memset(&c, 0, sizeof c);
+    c.grid_x = gx;
+    c.grid_y = gy;
+    c.grid_z = 1;
+    c.block_x = block;
+    c.block_y = 1;
+    c.block_z = 1;
+    c.stream = (pkvi_CUstream)stream;
+    c.attrs = &attr;
+    c.num_attrs = 1;
+    return h->cu->cuLaunchKernelEx(&c, h->fn[k], args, NULL);
 }
 
 /* Run one driver call with h's context current. */

@@ -66,6 +66,7 @@ struct pkv_cuda {
     pkvi_CUcontext ctx; /* the primary context, retained */
     pkvi_CUmodule module;
     pkvi_CUfunction fn[PKVI_K_COUNT];
+    int pdl; /* launches ask for programmatic dependent launch (kernels/grid_dep.cuh) */
     char description[128];
     /* The last inv_freq table, so that a launch does not pay for the correctly rounded pow
      * (about 50 us for 64 pairs): engines call with one (theta, rotary_dim) per model. */
@@ -93,5 +94,10 @@ void pkvi_cuda_leave(pkv_cuda *h);
 /* Launch kernel k with one parameter block. */
 pkv_status pkvi_cuda_launch(pkv_cuda *h, int k, unsigned gx, unsigned gy, unsigned block,
                             void *params, void *stream);
+
+/* The same with the kernel's argument array, h's context already current (as pkvi_cuda_enter
+ * makes it): as a programmatic dependent launch when h->pdl. */
+pkvi_CUresult pkvi_cuda_launch_args(pkv_cuda *h, int k, unsigned gx, unsigned gy, unsigned block,
+                                    void **args, void *stream);
 
 #endif

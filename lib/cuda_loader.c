@@ -70,6 +70,8 @@ static void load(void)
     SYM(cuGraphExecDestroy, "cuGraphExecDestroy");
     SYM(cuGraphDestroy, "cuGraphDestroy");
 #undef SYM
+    *(void **)&api.cuLaunchKernelEx = dlsym(lib, "cuLaunchKernelEx");
+    *(void **)&api.cuFuncGetAttribute = dlsym(lib, "cuFuncGetAttribute");
     r = api.cuInit(0);
     if (r != 0) {
         const char *name = "unknown error";
