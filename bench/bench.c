@@ -270,10 +270,10 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
     snprintf(mode, sizeof mode, "%s%s%s%s%s%s", o->graph ? "graph" : "launch",
              o->rope_table ? "+table" : "", o->vision ? "+vision" : "",
              o->read_back ? "+readback" : "", o->cold_l2 ? "+cold" : "",
-             pkvi_bench_gpu->pdl ? "+pdl" : "");
+             atomic_load(&pkvi_bench_gpu->pdl) ? "+pdl" : "");
     printf("device: %s\nmode: %s%s%s%s%s%s; medians of %u x %d, event to event\n",
            pkv_cuda_describe(pkvi_bench_gpu),
-           pkvi_bench_gpu->pdl ? "programmatic dependent launches, " : "",
+           atomic_load(&pkvi_bench_gpu->pdl) ? "programmatic dependent launches, " : "",
            o->graph ? "CUDA graph replays (per launch)" : "single launches",
            o->rope_table ? ", fused ops with a cos/sin table" : "",
            o->vision ? ", MRoPE tokens an image's patches" : "",

@@ -101,18 +101,29 @@ static pkv_status load_module(pkv_cuda *h)
 
 /* Whether launches may overlap the kernel ahead of them: every kernel waits for it before its
  * first global access (kernels/grid_dep.cuh), but only in code built for sm_90 or later, which
- * the loaded module's PTX version says (the compute_80 PTX, JIT-compiled, has no wait); and the
- * driver must have cuLaunchKernelEx. PKV_CUDA_PDL=0 turns it off. */
+ * the loaded module's PTX version says (the compute_80 PTX, JIT-compiled, has no wait); the
+ * driver must have cuLaunchKernelEx and capture such launches into graphs (12.3). */
 static int pdl_usable(const pkv_cuda *h)
 {
-    const char *env = getenv("PKV_CUDA_PDL");
-    int ptx = 0;
-    if (env && strcmp(env, "0") == 0) return 0;
-    if (!h->cu->cuLaunchKernelEx || !h->cu->cuFuncGetAttribute) return 0;
+    int ptx = 0, version = 0;
+    if (!h->cu->cuLaunchKernelEx || !h->cu->cuFuncGetAttribute ||
+        h->cu->cuDriverGetVersion(&version) || version < 12030)
+        return 0;
     for (int k = 0; k < PKVI_K_COUNT; k++)
         if (h->cu->cuFuncGetAttribute(&ptx, PKVI_CU_FUNC_ATTR_PTX_VERSION, h->fn[k]) || ptx < 90)
             return 0;
     return 1;
+}
+
+pkv_status pkv_cuda_set_pdl(pkv_cuda *h, int enable)
+{
+    pkvi_clear_error();
+    if (!h) return pkvi_fail(PKV_EINVAL, "cuda_set_pdl: handle is NULL");
+    if (enable && !h->pdl_available)
+        return pkvi_fail(PKV_ENOTSUP, "cuda_set_pdl: programmatic dependent launch needs "
+                                      "sm_90 code and a 12.3 driver");
+    atomic_store_explicit(&h->pdl, enable != 0, memory_order_relaxed);
+    return PKV_OK;
 }
 
 pkv_status pkv_cuda_open(int ordinal, pkv_cuda **out)
@@ -153,7 +164,11 @@ pkv_status pkv_cuda_open(int ordinal, pkv_cuda **out)
         free(h);
         return st;
     }
-    h->pdl = pdl_usable(h);
+    h->pdl_available = pdl_usable(h);
+    {
+        const char *env = getenv("PKV_CUDA_PDL");
+        atomic_init(&h->pdl, h->pdl_available && !(env && strcmp(env, "0") == 0));
+    }
     *out = h;
     return PKV_OK;
 }
@@ -218,7 +233,7 @@ pkvi_CUresult pkvi_cuda_launch_args(pkv_cuda *h, int k, unsigned gx, unsigned gy
 {
     pkvi_CUlaunchAttribute attr;
     pkvi_CUlaunchConfig c;
-    if (!h->pdl)
+    if (!atomic_load_explicit(&h->pdl, memory_order_relaxed))
         return h->cu->cuLaunchKernel(h->fn[k], gx, gy, 1, block, 1, 1, 0, (pkvi_CUstream)stream,
                                      args, NULL);
     memset(&attr, 0, sizeof attr);

@@ -5,6 +5,7 @@
 #include "cuda_api.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 enum {
     PKVI_K_FILL_SLOTS,
@@ -66,7 +67,8 @@ struct pkv_cuda {
     pkvi_CUcontext ctx; /* the primary context, retained */
     pkvi_CUmodule module;
     pkvi_CUfunction fn[PKVI_K_COUNT];
-    int pdl; /* launches ask for programmatic dependent launch (kernels/grid_dep.cuh) */
+    int pdl_available; /* programmatic dependent launch (kernels/grid_dep.cuh) can be used */
+    atomic_int pdl;    /* and launches ask for it (pkv_cuda_set_pdl) */
     char description[128];
     /* The last inv_freq table, so that a launch does not pay for the correctly rounded pow
      * (about 50 us for 64 pairs): engines call with one (theta, rotary_dim) per model. */
@@ -96,7 +98,7 @@ pkv_status pkvi_cuda_launch(pkv_cuda *h, int k, unsigned gx, unsigned gy, unsign
                             void *params, void *stream);
 
 /* The same with the kernel's argument array, h's context already current (as pkvi_cuda_enter
- * makes it): as a programmatic dependent launch when h->pdl. */
+ * makes it): as a programmatic dependent launch when h->pdl is set. */
 pkvi_CUresult pkvi_cuda_launch_args(pkv_cuda *h, int k, unsigned gx, unsigned gy, unsigned block,
                                     void **args, void *stream);
 

@@ -184,6 +184,17 @@ void pkv_cuda_close(pkv_cuda *h);
 /* "NVIDIA H200 (sm_90)" */
 const char *pkv_cuda_describe(const pkv_cuda *h);
 pkv_status pkv_cuda_synchronize(pkv_cuda *h, void *stream);
+/* Programmatic dependent launch (sm_90 or later, driver 12.3 or later): h's launches may then
+ * start while the kernel ahead of them in the stream finishes, and let the next such launch
+ * start while they finish. Every pagedkv kernel waits for the kernel ahead of it to complete,
+ * its writes visible, before it touches memory, so the bytes and the stream order are those of
+ * plain launches; in a CUDA graph or a stream of small launches the gaps between kernels
+ * shrink. On by default where available (PKV_CUDA_PDL=0 in the environment when a handle is
+ * opened: off). enable 0 turns it off for h's later launches; enable 1 turns it on, or
+ * returns PKV_ENOTSUP where it is not available (an older GPU or driver, or the compute_80 PTX
+ * JIT-compiled). A kernel of yours launched after one of ours with the attribute must itself
+ * wait (cudaGridDependencySynchronize) before reading what ours wrote. */
+pkv_status pkv_cuda_set_pdl(pkv_cuda *h, int enable);
 
 /* Plain device memory, for tools and tests (engines bring their own). */
 pkv_status pkv_cuda_alloc(pkv_cuda *h, size_t bytes, uint64_t *ptr);

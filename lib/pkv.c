@@ -53,7 +53,8 @@ static int info(void)
             for (int i = 0; i < n; i++) {
                 pkv_cuda *h = NULL;
                 if (pkv_cuda_open(i, &h) == PKV_OK) {
-                    printf("  %d: %s\n", i, pkv_cuda_describe(h));
+                    printf("  %d: %s, programmatic dependent launch %s\n", i, pkv_cuda_describe(h),
+                           pkv_cuda_set_pdl(h, 1) == PKV_OK ? "available" : "not available");
                     pkv_cuda_close(h);
                 } else {
                     printf("  %d: cannot open: %s\n", i, pkv_last_error());
