@@ -20,7 +20,7 @@
 #define TOKENS 65536u /* 4 waves of 256-thread blocks at 1 x 128 on an H200 */
 #define BS 16u
 #define HD 128u
-#define TRIALS 3
+#define TRIALS 8
 
 typedef struct bufs {
     pkv_fill_slots_desc fd;
