@@ -342,7 +342,7 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
 #define PKVK_FUSED_HALVES_KERNEL(name, op8, mrope, e, t, blocks, gc, issue, st)                    \
     extern "C" __global__ void __launch_bounds__(t, blocks) name(const pkvk_fused_params p)        \
     {                                                                                              \
-        pkvk_grid_dependency();                                                                    \
+        pkvk_grid_wait();                                                                          \
         pkvk_fused_halves_body<op8, mrope, e, t, gc, issue, st>(p);                                \
     }
 

@@ -231,14 +231,14 @@ __device__ __forceinline__ void pkvk_fused_wide64_body(const pkvk_fused_params &
 extern "C" __global__ void __launch_bounds__(PKVK_WIDE_THREADS, PKVK_WIDE_BLOCKS_PER_SM)
     pkvk_fused_wide64(const pkvk_fused_params p)
 {
-    pkvk_grid_dependency();
+    pkvk_grid_wait();
     pkvk_fused_wide64_body<false, 1>(p);
 }
 
 extern "C" __global__ void __launch_bounds__(PKVK_WIDE_THREADS, PKVK_MROPE_WIDE_BLOCKS_PER_SM)
     pkvk_fused_mrope_wide64(const pkvk_fused_params p)
 {
-    pkvk_grid_dependency();
+    pkvk_grid_wait();
     pkvk_fused_wide64_body<true, 1>(p);
 }
 
@@ -253,13 +253,13 @@ extern "C" __global__ void __launch_bounds__(PKVK_WIDE_THREADS, PKVK_MROPE_WIDE_
 extern "C" __global__ void __launch_bounds__(PKVK_WIDE_THREADS, PKVK_WIDE_BLOCKS_PER_SM)
     pkvk_fused_wide64_t16(const pkvk_fused_params p)
 {
-    pkvk_grid_dependency();
+    pkvk_grid_wait();
     pkvk_fused_wide64_body<false, 0, 2>(p);
 }
 
 extern "C" __global__ void __launch_bounds__(PKVK_WIDE_THREADS, PKVK_MROPE_WIDE_BLOCKS_PER_SM)
     pkvk_fused_mrope_wide64_t16(const pkvk_fused_params p)
 {
-    pkvk_grid_dependency();
+    pkvk_grid_wait();
     pkvk_fused_wide64_body<true, 0, 2>(p);
 }

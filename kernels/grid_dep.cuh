@@ -1,14 +1,26 @@
 // Programmatic dependent launch (sm_90 and later). A launch with the programmatic stream
 // serialization attribute may start its blocks before the kernel ahead of it in the stream has
 // finished: griddepcontrol.wait holds them until that kernel has completed and its memory
-// operations are visible, so every kernel calls this before its first global memory access
-// (kernel parameters are not global memory). launch_dependents then lets the next such launch
-// start its own blocks as ours exit, instead of after our completion has been signalled, which
-// is most of a small launch's time in a stream or a graph. Without the attribute both are no-ops;
-// code built for an older architecture has neither, and the launcher then does not ask for it
-// (lib/cuda_device.c). The bytes written do not change.
+// operations are visible, so every kernel calls one of these before its first global memory
+// access (kernel parameters are not global memory). Without the attribute both are no-ops; code
+// built for an older architecture has neither, and the launcher then does not ask for the
+// overlap (lib/cuda_device.c). The bytes written do not change.
 #pragma once
 
+// For the looping kernels of one wave (kernels/fused_halves.cu, kernels/fused_wide.cu): the next
+// launch may start as their blocks exit. Started at once, its blocks took the multiprocessors'
+// spare room for the whole call and made the large calls slower (H200, graph replays: up to
+// 6.2%, fused_fp8_k 1 x 128 x 65,536; doc/PERFORMANCE.md, thirty-sixth session).
+static __device__ __forceinline__ void pkvk_grid_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// For every other kernel (a thread's work, then exit): launch_dependents lets the next launch
+// start its blocks now, which it can only do once every block of this grid has started, so at
+// decode sizes the next launch's start overlaps this one's memory latency.
 static __device__ __forceinline__ void pkvk_grid_dependency(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
