@@ -120,6 +120,11 @@ extern "C" __global__ void pkvk_chain_store(const pkvk_fused_params p, uint64_t 
 extern "C" __global__ void pkvk_floor(uint64_t slots, uint64_t src, uint64_t pos, uint64_t table,
                                       unsigned row_floats, uint64_t out)
 {
+    if (blockIdx.x == 0 && threadIdx.x == 0) { // as the ops do before their wait (grid_dep.cuh)
+        pkvk_prefetch_l2((const long long *)slots);
+        pkvk_prefetch_l2((const unsigned *)pos);
+        pkvk_prefetch_l2((const unsigned *)src);
+    }
     pkvk_grid_dependency();
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     const long long slot = *(const long long *)slots;

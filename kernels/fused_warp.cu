@@ -117,6 +117,31 @@ __device__ __forceinline__ pkvk_warp_item pkvk_warp_item_of(const pkvk_fused_par
     return it;
 }
 
+// The inputs of a thread's item to L2 while the kernel ahead finishes (grid_dep.cuh): its slot,
+// positions, K (and V) elements and weights. The table's row waits for the position.
+template <bool OP8, bool MROPE>
+__device__ __forceinline__ void pkvk_warp_prefetch(const pkvk_fused_params &p)
+{
+    const unsigned G = p.group, lg = __ffs(G) - 1, lane = threadIdx.x & 31u,
+                   e0 = 8 * (lane & (G - 1));
+    const unsigned nh = p.g.num_kv_heads, hd = p.g.head_dim;
+    const unsigned item =
+        (blockIdx.x * (PKVK_WARP_THREADS / 32u) + threadIdx.x / 32u) * (32u >> lg) + (lane >> lg);
+    if (item >= p.num_tokens * nh || e0 >= hd) return;
+    const unsigned t = pkvk_div32_q(item, p.div_heads), h = item - t * nh;
+    pkvk_prefetch_l2((const long long *)p.slots + t);
+    pkvk_prefetch_l2((const unsigned *)p.pos[0] + t);
+    if (MROPE) {
+        pkvk_prefetch_l2((const unsigned *)p.pos[1] + t);
+        pkvk_prefetch_l2((const unsigned *)p.pos[2] + t);
+    }
+    pkvk_prefetch_l2((const unsigned short *)p.key + pkvk_src_offset(t, p.k_stride, h * hd + e0));
+    if (OP8)
+        pkvk_prefetch_l2((const unsigned short *)p.value +
+                         pkvk_src_offset(t, p.v_stride, h * hd + e0));
+    pkvk_prefetch_l2((const unsigned short *)p.weight + e0);
+}
+
 template <bool OP8, bool EARLY, bool MROPE = false>
 __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
 {
@@ -185,12 +210,14 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_WARP_BLOCKS)              \
         name(const pkvk_fused_params p)                                                            \
     {                                                                                              \
+        pkvk_warp_prefetch<op8, false>(p);                                                         \
         pkvk_grid_dependency();                                                                    \
         pkvk_fused_warp_body<op8, false>(p);                                                       \
     }                                                                                              \
     extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, 1)                             \
         name##_small(const pkvk_fused_params p)                                                    \
     {                                                                                              \
+        pkvk_warp_prefetch<op8, false>(p);                                                         \
         pkvk_grid_dependency();                                                                    \
         pkvk_fused_warp_body<op8, true>(p);                                                        \
     }
@@ -201,6 +228,7 @@ PKVK_FUSED_WARP_KERNEL(pkvk_fused_fp8_kv_warp, true)
 extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, 1)
     pkvk_fused_mrope_warp_small(const pkvk_fused_params p)
 {
+    pkvk_warp_prefetch<false, true>(p);
     pkvk_grid_dependency();
     pkvk_fused_warp_body<false, true, true>(p);
 }

@@ -28,3 +28,18 @@ static __device__ __forceinline__ void pkvk_grid_dependency(void)
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
+
+// A hint that the line holding `a` will be read, to L2, for a kernel's inputs before its
+// griddepcontrol.wait: while the kernel ahead finishes, this launch's first loads come from HBM
+// to L2, and after the wait they are L2 hits. It reads nothing into the thread and L2 is where
+// every SM's stores land, so a line fetched before the kernel ahead writes it is updated by
+// that write like any other: the bytes loaded after the wait are the same. Only on sm_90 and
+// later, where the wait can hold a launch back; elsewhere it would only add instructions.
+static __device__ __forceinline__ void pkvk_prefetch_l2(const void *a)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("prefetch.L2 [%0];" ::"l"(a));
+#else
+    (void)a;
+#endif
+}

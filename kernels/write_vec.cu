@@ -99,8 +99,21 @@ __device__ __forceinline__ void pkvk_write_chunk32(const pkvk_write32_params &q,
 // to 256 tokens (doc/PERFORMANCE.md, thirty-fifth session).
 extern "C" __global__ void pkvk_write_vec32(const pkvk_write32_params q)
 {
-    pkvk_grid_dependency();
     const unsigned cpr = q.div_cpr.d, n = q.w.num_tokens * cpr;
+    const unsigned i0 = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i0 < n) { // the first chunk's inputs, while the kernel ahead finishes (grid_dep.cuh)
+        const pkvk_write_params &p = q.w;
+        const unsigned t = pkvk_div32_q(i0, q.div_cpr), c = i0 - t * cpr;
+        if (p.key)
+            pkvk_prefetch_l2((const uint4 *)((const unsigned short *)p.key +
+                                             (uint64_t)t * (uint32_t)p.k_stride) +
+                             c);
+        pkvk_prefetch_l2(
+            (const uint4 *)((const unsigned short *)p.value + (uint64_t)t * (uint32_t)p.v_stride) +
+            c);
+        pkvk_prefetch_l2((const long long *)p.slots + t);
+    }
+    pkvk_grid_dependency();
     for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         pkvk_write_chunk32(q, i, cpr);
         if (gridDim.x * blockDim.x > n - i) break; // no wrap of the 32-bit index
