@@ -129,17 +129,20 @@ __device__ __forceinline__ void pkvk_warp_prefetch(const pkvk_fused_params &p)
         (blockIdx.x * (PKVK_WARP_THREADS / 32u) + threadIdx.x / 32u) * (32u >> lg) + (lane >> lg);
     if (item >= p.num_tokens * nh || e0 >= hd) return;
     const unsigned t = pkvk_div32_q(item, p.div_heads), h = item - t * nh;
-    pkvk_prefetch_l2((const long long *)p.slots + t);
-    pkvk_prefetch_l2((const unsigned *)p.pos[0] + t);
-    if (MROPE) {
-        pkvk_prefetch_l2((const unsigned *)p.pos[1] + t);
-        pkvk_prefetch_l2((const unsigned *)p.pos[2] + t);
-    }
     pkvk_prefetch_l2((const unsigned short *)p.key + pkvk_src_offset(t, p.k_stride, h * hd + e0));
     if (OP8)
         pkvk_prefetch_l2((const unsigned short *)p.value +
                          pkvk_src_offset(t, p.v_stride, h * hd + e0));
-    pkvk_prefetch_l2((const unsigned short *)p.weight + e0);
+    // the lines every item of a token, or of the call, reads: once a token, once a block
+    if (h == 0 && e0 == 0) {
+        pkvk_prefetch_l2((const long long *)p.slots + t);
+        pkvk_prefetch_l2((const unsigned *)p.pos[0] + t);
+        if (MROPE) {
+            pkvk_prefetch_l2((const unsigned *)p.pos[1] + t);
+            pkvk_prefetch_l2((const unsigned *)p.pos[2] + t);
+        }
+    }
+    if (threadIdx.x < G) pkvk_prefetch_l2((const unsigned short *)p.weight + e0);
 }
 
 template <bool OP8, bool EARLY, bool MROPE = false>

@@ -111,7 +111,7 @@ extern "C" __global__ void pkvk_write_vec32(const pkvk_write32_params q)
         pkvk_prefetch_l2(
             (const uint4 *)((const unsigned short *)p.value + (uint64_t)t * (uint32_t)p.v_stride) +
             c);
-        pkvk_prefetch_l2((const long long *)p.slots + t);
+        if (c == 0) pkvk_prefetch_l2((const long long *)p.slots + t);
     }
     pkvk_grid_dependency();
     for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
