@@ -125,7 +125,7 @@ extern "C" __global__ void pkvk_floor(uint64_t slots, uint64_t src, uint64_t pos
         pkvk_prefetch_l2((const unsigned *)pos);
         pkvk_prefetch_l2((const unsigned *)src);
     }
-    pkvk_grid_dependency();
+    pkvk_grid_dependency_early(); // as the write kernels: at least as early as any op's
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     const long long slot = *(const long long *)slots;
     const unsigned at = *(const unsigned *)pos;

@@ -213,7 +213,7 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_WARP_BLOCKS)              \
         name(const pkvk_fused_params p)                                                            \
     {                                                                                              \
-        pkvk_warp_prefetch<op8, false>(p);                                                         \
+        if (pkvk_first_wave(PKVK_WARP_BLOCKS)) pkvk_warp_prefetch<op8, false>(p);                  \
         pkvk_grid_dependency();                                                                    \
         pkvk_fused_warp_body<op8, false>(p);                                                       \
     }                                                                                              \

@@ -29,6 +29,30 @@ static __device__ __forceinline__ void pkvk_grid_dependency(void)
 #endif
 }
 
+// For the write kernels and the floor (kernels/write_vec.cu, kernels/baseline.cu): the next
+// launch may start its blocks as soon as every block of this one has started, before the kernel
+// ahead has finished; they too hold at their wait. On the H200, graph replays at 1 to 64
+// tokens, against waiting first: writes 0-12% faster; the fused kernels up to 7% slower in some
+// rows, faster in others (doc/PERFORMANCE.md, thirty-seventh session), so they wait first.
+static __device__ __forceinline__ void pkvk_grid_dependency_early(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Whether this block can be in the launch's first wave, when at most `per_sm` blocks fit a
+// multiprocessor: only those can start before the kernel ahead has finished, so only they
+// prefetch (in the later waves a prefetch is one more request for a line the load then asks for:
+// on the H200 2.1% slower, write_fp8 8 x 128 x 16,384 in graph replays)
+static __device__ __forceinline__ bool pkvk_first_wave(unsigned per_sm)
+{
+    unsigned nsm;
+    asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+    return blockIdx.x < per_sm * nsm;
+}
+
 // A hint that the line holding `a` will be read, to L2, for a kernel's inputs before its
 // griddepcontrol.wait: while the kernel ahead finishes, this launch's first loads come from HBM
 // to L2, and after the wait they are L2 hits. It reads nothing into the thread and L2 is where

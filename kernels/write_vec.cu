@@ -101,7 +101,8 @@ extern "C" __global__ void pkvk_write_vec32(const pkvk_write32_params q)
 {
     const unsigned cpr = q.div_cpr.d, n = q.w.num_tokens * cpr;
     const unsigned i0 = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i0 < n) { // the first chunk's inputs, while the kernel ahead finishes (grid_dep.cuh)
+    // the first chunk's inputs, while the kernel ahead finishes (blocks of 256: 8 a multiprocessor)
+    if (i0 < n && pkvk_first_wave(8)) {
         const pkvk_write_params &p = q.w;
         const unsigned t = pkvk_div32_q(i0, q.div_cpr), c = i0 - t * cpr;
         if (p.key)
@@ -113,7 +114,7 @@ extern "C" __global__ void pkvk_write_vec32(const pkvk_write32_params q)
             c);
         if (c == 0) pkvk_prefetch_l2((const long long *)p.slots + t);
     }
-    pkvk_grid_dependency();
+    pkvk_grid_dependency_early();
     for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         pkvk_write_chunk32(q, i, cpr);
         if (gridDim.x * blockDim.x > n - i) break; // no wrap of the 32-bit index
