@@ -2,7 +2,8 @@
 // serialization attribute may start its blocks before the kernel ahead of it in the stream has
 // finished: griddepcontrol.wait holds them until that kernel has completed and its memory
 // operations are visible, so every kernel calls one of these before its first global memory
-// access (kernel parameters are not global memory). Without the attribute both are no-ops; code
+// access (kernel parameters are not global memory; an L2 prefetch, pkvk_prefetch_l2 below, loads
+// nothing into the thread and may come before). Without the attribute both are no-ops; code
 // built for an older architecture has neither, and the launcher then does not ask for the
 // overlap (lib/cuda_device.c). The bytes written do not change.
 #pragma once
@@ -32,8 +33,8 @@ static __device__ __forceinline__ void pkvk_grid_dependency(void)
 // For the write kernels and the floor (kernels/write_vec.cu, kernels/baseline.cu): the next
 // launch may start its blocks as soon as every block of this one has started, before the kernel
 // ahead has finished; they too hold at their wait. On the H200, graph replays at 1 to 64
-// tokens, against waiting first: writes 0-12% faster; the fused kernels up to 7% slower in some
-// rows, faster in others (doc/PERFORMANCE.md, thirty-seventh session), so they wait first.
+// tokens, against waiting first: writes 0-12% faster (8 x 128 x 1: 0.83 -> 0.75 us); the fused
+// kernels -5.0% to +7.2% (doc/PERFORMANCE.md, thirty-seventh session), so they wait first.
 static __device__ __forceinline__ void pkvk_grid_dependency_early(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -45,7 +46,8 @@ static __device__ __forceinline__ void pkvk_grid_dependency_early(void)
 // Whether this block can be in the launch's first wave, when at most `per_sm` blocks fit a
 // multiprocessor: only those can start before the kernel ahead has finished, so only they
 // prefetch (in the later waves a prefetch is one more request for a line the load then asks for:
-// on the H200 2.1% slower, write_fp8 8 x 128 x 16,384 in graph replays)
+// on the H200 2.1% slower, write_fp8 8 x 128 x 16,384 in graph replays). %nsmid may exceed the
+// multiprocessors' count (their ids need not be contiguous): a few more blocks prefetch.
 static __device__ __forceinline__ bool pkvk_first_wave(unsigned per_sm)
 {
     unsigned nsm;
@@ -58,7 +60,11 @@ static __device__ __forceinline__ bool pkvk_first_wave(unsigned per_sm)
 // to L2, and after the wait they are L2 hits. It reads nothing into the thread and L2 is where
 // every SM's stores land, so a line fetched before the kernel ahead writes it is updated by
 // that write like any other: the bytes loaded after the wait are the same. Only on sm_90 and
-// later, where the wait can hold a launch back; elsewhere it would only add instructions.
+// later, where the wait can hold a launch back; elsewhere it would only add instructions. On the
+// H200, against main (9f14b51): graph replays 5-22% faster for the writes and 7-15% for the
+// fused ops at 1 to 64 tokens; a launch with nothing ahead of it to overlap pays for the
+// prefetch followed at once by the load of the same line: single launches of 1-token writes
+// 3-4% (0.1 us) slower, the fused ops -1.5% to +4% (doc/PERFORMANCE.md, thirty-seventh session).
 static __device__ __forceinline__ void pkvk_prefetch_l2(const void *a)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
