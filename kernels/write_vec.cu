@@ -101,8 +101,10 @@ extern "C" __global__ void pkvk_write_vec32(const pkvk_write32_params q)
 {
     const unsigned cpr = q.div_cpr.d, n = q.w.num_tokens * cpr;
     const unsigned i0 = blockIdx.x * blockDim.x + threadIdx.x;
-    // the first chunk's inputs, while the kernel ahead finishes (blocks of 256: 8 a multiprocessor)
-    if (i0 < n && pkvk_first_wave(8)) {
+    // the first chunk's inputs, while the kernel ahead finishes, in the blocks of a first wave
+    // (grid_dep.cuh); a bound from the launch, as %nsmid's read made V-only writes at 8 x 128 x 1
+    // 0.09 us slower on the H200 (graph replays; doc/PERFORMANCE.md, thirty-seventh session)
+    if (i0 < n && blockIdx.x < q.prefetch_blocks) {
         const pkvk_write_params &p = q.w;
         const unsigned t = pkvk_div32_q(i0, q.div_cpr), c = i0 - t * cpr;
         if (p.key)

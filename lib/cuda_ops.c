@@ -138,6 +138,7 @@ pkv_status pkvi_cuda_write_plan(pkv_cuda *h, pkv_op op, const pkv_write_desc *d,
     pp->w = p;
     pp->div_cpr = div_cpr;
     pp->div_bs = div_bs;
+    pp->prefetch_blocks = (uint32_t)h->sm_count * 8u; /* blocks of 256: 8 a multiprocessor */
     return PKV_OK;
 }
 

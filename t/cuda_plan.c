@@ -504,6 +504,7 @@ static void writes(pkv_cuda *h)
                pkv_op_name(ops[i]));
         ok(last_wp.div_cpr.d == 128u && last_wp.div_bs.d == 7u, "  divisors 128 and 7 (%u, %u)",
            last_wp.div_cpr.d, last_wp.div_bs.d);
+        is_int(last_wp.prefetch_blocks, (long long)h->sm_count * 8, "  a first wave prefetches");
         is_int(wkernel(h, ops[i], &d, a + 2), PKVI_K_WRITE,
                "  sources one element off: element kernel");
     }
