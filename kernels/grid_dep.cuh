@@ -46,8 +46,10 @@ static __device__ __forceinline__ void pkvk_grid_dependency_early(void)
 // Whether this block can be in the launch's first wave, when at most `per_sm` blocks fit a
 // multiprocessor: only those can start before the kernel ahead has finished, so only they
 // prefetch (in the later waves a prefetch is one more request for a line the load then asks for:
-// on the H200 2.1% slower, write_fp8 8 x 128 x 16,384 in graph replays). %nsmid may exceed the
-// multiprocessors' count (their ids need not be contiguous): a few more blocks prefetch.
+// on the H200 2.1-2.4% slower, write_fp8 8 x 128 x 16,384 in graph replays). %nsmid may exceed
+// the multiprocessors' count (their ids need not be contiguous): a few more blocks prefetch. For
+// the fused warp kernel of many waves; the write kernel has the bound from its launch, as the
+// register's read cost its V-only decode calls 0.09 us (kernels/write_vec.cu).
 static __device__ __forceinline__ bool pkvk_first_wave(unsigned per_sm)
 {
     unsigned nsm;
@@ -61,8 +63,8 @@ static __device__ __forceinline__ bool pkvk_first_wave(unsigned per_sm)
 // every SM's stores land, so a line fetched before the kernel ahead writes it is updated by
 // that write like any other: the bytes loaded after the wait are the same. Only on sm_90 and
 // later, where the wait can hold a launch back; elsewhere it would only add instructions. On the
-// H200, against main (9f14b51): graph replays 5-22% faster for the writes and 7-15% for the
-// fused ops at 1 to 64 tokens; a launch with nothing ahead of it to overlap pays for the
+// H200, against 9f14b51: graph replays 2-22% faster for the writes and 7-15% for the fused
+// ops at 1 to 64 tokens; a launch with nothing ahead of it to overlap pays for the
 // prefetch followed at once by the load of the same line: single launches of 1-token writes
 // 3-4% (0.1 us) slower, the fused ops -1.5% to +4% (doc/PERFORMANCE.md, thirty-seventh session).
 static __device__ __forceinline__ void pkvk_prefetch_l2(const void *a)
