@@ -22,6 +22,7 @@ typedef void *pkvi_CUgraphExec;
 
 #define PKVI_CU_ATTR_SM_COUNT 16
 #define PKVI_CU_ATTR_L2_BYTES 38
+#define PKVI_CU_ATTR_THREADS_PER_SM 39
 #define PKVI_CU_ATTR_CC_MAJOR 75
 #define PKVI_CU_ATTR_CC_MINOR 76
 #define PKVI_CUDA_ERROR_NO_DEVICE 100

@@ -147,7 +147,8 @@ pkv_status pkv_cuda_open(int ordinal, pkv_cuda **out)
         cu->cuDeviceGetAttribute(&major, PKVI_CU_ATTR_CC_MAJOR, h->dev) ||
         cu->cuDeviceGetAttribute(&minor, PKVI_CU_ATTR_CC_MINOR, h->dev) ||
         cu->cuDeviceGetAttribute(&h->sm_count, PKVI_CU_ATTR_SM_COUNT, h->dev) ||
-        cu->cuDeviceGetAttribute(&h->l2_bytes, PKVI_CU_ATTR_L2_BYTES, h->dev)) {
+        cu->cuDeviceGetAttribute(&h->l2_bytes, PKVI_CU_ATTR_L2_BYTES, h->dev) ||
+        cu->cuDeviceGetAttribute(&h->threads_per_sm, PKVI_CU_ATTR_THREADS_PER_SM, h->dev)) {
         free(h);
         return pkvi_fail(PKV_ECUDA, "cuda_open: cannot query device %d", ordinal);
     }

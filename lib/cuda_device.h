@@ -64,6 +64,7 @@ struct pkv_cuda {
     pkvi_CUdevice dev;
     int sm_count;       /* multiprocessors: how many blocks a small launch should spread over */
     int l2_bytes;       /* the L2's size: which calls take the streaming kernels (0: none) */
+    int threads_per_sm; /* resident threads a multiprocessor: a write's first wave */
     pkvi_CUcontext ctx; /* the primary context, retained */
     pkvi_CUmodule module;
     pkvi_CUfunction fn[PKVI_K_COUNT];

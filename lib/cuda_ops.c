@@ -138,7 +138,9 @@ pkv_status pkvi_cuda_write_plan(pkv_cuda *h, pkv_op op, const pkv_write_desc *d,
     pp->w = p;
     pp->div_cpr = div_cpr;
     pp->div_bs = div_bs;
-    pp->prefetch_blocks = (uint32_t)h->sm_count * 8u; /* blocks of 256: 8 a multiprocessor */
+    /* the blocks that fit the multiprocessors at once (the write kernels' registers allow every
+     * resident thread): only they can start before the kernel ahead has finished */
+    pp->prefetch_blocks = (uint32_t)h->sm_count * ((uint32_t)h->threads_per_sm / plan->block);
     return PKV_OK;
 }
 

@@ -477,6 +477,17 @@ static pkv_write_desc wdesc(uint32_t nkv, uint32_t hd, uint32_t tokens)
 
 static pkvk_write32_params last_wp; /* the parameters of the last plan wkernel() made */
 
+/* Blocks of 256 threads that the device holds at once, from its own limits
+ * (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16, ..._MAX_THREADS_PER_MULTIPROCESSOR = 39) */
+static long long first_wave_256(pkv_cuda *h)
+{
+    int sms = 0, threads = 0;
+    if (h->cu->cuDeviceGetAttribute(&sms, 16, h->dev) ||
+        h->cu->cuDeviceGetAttribute(&threads, 39, h->dev))
+        return -1;
+    return (long long)sms * (threads / 256);
+}
+
 /* the write kernel the launcher would take (addresses 16-byte aligned unless `a` is not), or -2 */
 static int wkernel(pkv_cuda *h, pkv_op op, const pkv_write_desc *d, uint64_t a)
 {
@@ -504,7 +515,7 @@ static void writes(pkv_cuda *h)
                pkv_op_name(ops[i]));
         ok(last_wp.div_cpr.d == 128u && last_wp.div_bs.d == 7u, "  divisors 128 and 7 (%u, %u)",
            last_wp.div_cpr.d, last_wp.div_bs.d);
-        is_int(last_wp.prefetch_blocks, (long long)h->sm_count * 8, "  a first wave prefetches");
+        is_int(last_wp.prefetch_blocks, first_wave_256(h), "  the blocks of a first wave prefetch");
         is_int(wkernel(h, ops[i], &d, a + 2), PKVI_K_WRITE,
                "  sources one element off: element kernel");
     }
