@@ -14,6 +14,9 @@
  * block of as many warps (lib/cuda_warp_plan.c), so a block's first warp is blockIdx.x times
  * this */
 #define PKVK_WARP_THREADS 256
+/* The same for their `_small` forms (calls of one wave: decode): their warps spread over twice
+ * the multiprocessors */
+#define PKVK_WARP_SMALL_THREADS 128
 /* The halves kernels' blocks per multiprocessor (their launch bounds): their grid is one wave
  * of that many blocks per multiprocessor at most (kernels/fused_halves.cu) */
 #define PKVK_HALVES_BLOCKS_PER_SM 4

@@ -5,13 +5,14 @@
 #include "cuda_device.h"
 #include "cuda_plan.h"
 
-/* The warp kernels' grid for items of g threads (a power of two <= 32); 0 when their 32-bit
- * item indices, up to the last block's spare warps (at most 7), or the grid would overflow. */
-static int warp_grid(unsigned g, uint64_t items, pkvi_plan *plan)
+/* The warp kernels' grid for items of g threads (a power of two <= 32) in blocks of `threads`;
+ * 0 when their 32-bit item indices, up to the last block's spare warps (at most 7), or the grid
+ * would overflow. */
+static int warp_grid(unsigned g, uint64_t items, unsigned threads, pkvi_plan *plan)
 {
     uint64_t warps = (items + 32u / g - 1) / (32u / g), blocks;
     if ((warps + 8u) * 32u > 0xffffffffu) return 0;
-    plan->block = warps < PKVK_WARP_THREADS / 32u ? (unsigned)warps * 32u : PKVK_WARP_THREADS;
+    plan->block = warps < threads / 32u ? (unsigned)warps * 32u : threads;
     blocks = (warps + plan->block / 32u - 1) / (plan->block / 32u);
     if (blocks > 0x7fffffffu) return 0;
     plan->grid = (unsigned)blocks;
@@ -156,12 +157,18 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
     halves = d->rotary_dim == d->cache.head_dim && hd16 && hd16 <= 32u &&
              (hd16 & (hd16 - 1u)) == 0 && d->cache.head_dim == 16u * hd16 &&
              ((d->cache.head_dim / 2u) % epc == 0 || d->cache.head_dim == epc);
-    fits8 = warp_grid(g, items, plan);
+    fits8 = warp_grid(g, items, PKVK_WARP_THREADS, plan);
     if (fits8 && plan->grid <= (unsigned)h->sm_count) {
         /* one wave: the _small kernels, which load the table row before the tree (1 x 128 at
          * one token on the H200: see doc/PERFORMANCE.md; the halves form was 6-21% slower
          * there in graph replays). MRoPE's reads one row for a token of three equal positions
-         * and its three streams' rows otherwise, each pair taking its stream's */
+         * and its three streams' rows otherwise, each pair taking its stream's. In blocks of
+         * PKVK_WARP_SMALL_THREADS: a multiprocessor's warps share its shuffle and load pipes,
+         * and spread over more of them the tree, rotation and loads of a call of 8 to 256 tokens
+         * took less time (H200, graph replays with a table, blocks of 128 against 256: 8 x 128
+         * and 1 x 128 at 8 to 256 tokens 6.5-11.9% faster, at 1 token within +-0.6%;
+         * doc/PERFORMANCE.md, thirty-eighth session) */
+        warp_grid(g, items, PKVK_WARP_SMALL_THREADS, plan);
         plan->kernel = kv      ? PKVI_K_FUSED_FP8_KV_WARP_SMALL
                        : mrope ? PKVI_K_FUSED_MROPE_WARP_SMALL
                                : PKVI_K_FUSED_WARP_SMALL;
@@ -170,7 +177,7 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
          * stream's row; the 8-element form, whose threads read rows pair by pair, was slower
          * than the block kernel, which shares them */
         return 0;
-    } else if (halves && warp_grid(gh, items, plan)) {
+    } else if (halves && warp_grid(gh, items, PKVK_WARP_THREADS, plan)) {
         g = gh;
         /* 8 elements at head_dim 64 (4 threads an item): the kernels with that group size
          * built in (g4), or the wide kernels, whose tiles of 32 or 16 items do each item's own
@@ -225,7 +232,7 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
             halves_wave(h, plan, 256u,
                         mrope ? PKVK_MROPE_HALVES_BLOCKS_PER_SM : PKVK_HALVES_BLOCKS_PER_SM);
     } else if (fits8 && !mrope) {
-        warp_grid(g, items, plan);
+        warp_grid(g, items, PKVK_WARP_THREADS, plan);
         plan->kernel = kv ? PKVI_K_FUSED_FP8_KV_WARP : PKVI_K_FUSED_WARP;
     } else {
         return 0;

@@ -65,15 +65,21 @@ static void with_table(pkv_cuda *h)
            "  fused_fp8_k: the same kernel as fused_bf16");
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_WARP_SMALL,
            "  MRoPE: its own _small kernel");
-    /* the warp kernels index warps by blockIdx.x * PKVK_WARP_THREADS / 32: blocks of that many
-     * threads, or a single block */
-    for (unsigned i = 0; i < 6; i++) {
-        static const uint32_t heads[6] = {8, 8, 1, 1, 16, 4}, toks[6] = {1, 3, 1, 7, 33, 100};
+    /* the _small kernels index warps by blockIdx.x * PKVK_WARP_SMALL_THREADS / 32: blocks of
+     * that many threads, or a single block; at head_dim 128 an item is 16 lanes, two a warp */
+    for (unsigned i = 0; i < 7; i++) {
+        static const uint32_t heads[7] = {8, 8, 1, 1, 16, 4, 8}, toks[7] = {1, 3, 1, 7, 33, 100, 64};
         pkv_fused_desc s = desc(heads[i], 128, toks[i]);
-        int k = kernel(h, PKV_OP_FUSED_MROPE_BF16, &s, &grid);
-        ok(k == PKVI_K_FUSED_MROPE_WARP_SMALL && (last_block == PKVK_WARP_THREADS || grid == 1),
-           "  %u x 128 x %u tokens: _small, %u blocks of %u threads", heads[i], toks[i], grid,
-           last_block);
+        const unsigned warps = (heads[i] * toks[i] + 1) / 2, per = PKVK_WARP_SMALL_THREADS / 32;
+        for (int o = 0; o < 2; o++) {
+            int k = kernel(h, o ? bf16 : PKV_OP_FUSED_MROPE_BF16, &s, &grid);
+            ok(k == (o ? PKVI_K_FUSED_WARP_SMALL : PKVI_K_FUSED_MROPE_WARP_SMALL) &&
+                   (warps < per ? grid == 1 && last_block == warps * 32
+                                : last_block == PKVK_WARP_SMALL_THREADS &&
+                                      grid == (warps + per - 1) / per),
+               "  %s %u x 128 x %u tokens (%u warps): _small, %u blocks of %u threads",
+               o ? "fused_bf16" : "MRoPE", heads[i], toks[i], warps, grid, last_block);
+        }
     }
     d = desc(16, 128, 65536);
     is_int(kernel(h, bf16, &d, &grid), PKVI_K_FUSED_HALVES16_EARLY,
