@@ -100,16 +100,26 @@ struct pkvk_warp_item {
     long long slot;
 };
 
-template <unsigned THREADS>
+// The item of a thread's lane group: blocks of PKVK_WARP_THREADS, or for the `_small` kernels
+// of the launch's p.ipb items (lib/cuda_warp_plan.c). The launcher's block size, not blockDim.x:
+// reading that waited for a constant-bank line before any load could issue (on the H200 the
+// _small kernels took 1-2% longer in graph replays at 1 to 256 tokens); p.ipb shares a line
+// with p.group.
+template <bool SMALL>
+__device__ __forceinline__ unsigned pkvk_warp_item_index(const pkvk_fused_params &p, unsigned lane,
+                                                         unsigned lg)
+{
+    if (SMALL) return blockIdx.x * p.ipb + (threadIdx.x / 32u) * (32u >> lg) + (lane >> lg);
+    return (blockIdx.x * (PKVK_WARP_THREADS / 32u) + threadIdx.x / 32u) * (32u >> lg) +
+           (lane >> lg);
+}
+
+template <bool SMALL>
 __device__ __forceinline__ pkvk_warp_item pkvk_warp_item_of(const pkvk_fused_params &p,
                                                             unsigned lane, unsigned lg)
 {
     const unsigned nh = p.g.num_kv_heads;
-    // the launcher's block size, not blockDim.x: reading that waited for a constant-bank line
-    // before any load could issue (on the H200 the _small kernels took 1-2% longer in graph
-    // replays at 1 to 256 tokens)
-    const unsigned item =
-        (blockIdx.x * (THREADS / 32u) + threadIdx.x / 32u) * (32u >> lg) + (lane >> lg);
+    const unsigned item = pkvk_warp_item_index<SMALL>(p, lane, lg);
     pkvk_warp_item it;
     it.live = item < p.num_tokens * nh;
     it.t = it.live ? pkvk_div32_q(item, p.div_heads) : 0u;
@@ -120,14 +130,13 @@ __device__ __forceinline__ pkvk_warp_item pkvk_warp_item_of(const pkvk_fused_par
 
 // The inputs of a thread's item to L2 while the kernel ahead finishes (grid_dep.cuh): its slot,
 // positions, K (and V) elements and weights. The table's row waits for the position.
-template <bool OP8, bool MROPE, unsigned THREADS>
+template <bool OP8, bool MROPE, bool SMALL>
 __device__ __forceinline__ void pkvk_warp_prefetch(const pkvk_fused_params &p)
 {
     const unsigned G = p.group, lg = __ffs(G) - 1, lane = threadIdx.x & 31u,
                    e0 = 8 * (lane & (G - 1));
     const unsigned nh = p.g.num_kv_heads, hd = p.g.head_dim;
-    const unsigned item =
-        (blockIdx.x * (THREADS / 32u) + threadIdx.x / 32u) * (32u >> lg) + (lane >> lg);
+    const unsigned item = pkvk_warp_item_index<SMALL>(p, lane, lg);
     if (item >= p.num_tokens * nh || e0 >= hd) return;
     const unsigned t = pkvk_div32_q(item, p.div_heads), h = item - t * nh;
     pkvk_prefetch_l2((const unsigned short *)p.key + pkvk_src_offset(t, p.k_stride, h * hd + e0));
@@ -158,8 +167,7 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     const bool in_head = e0 < hd, rotated = e0 < p.rotary_dim, first = e0 < half;
     const unsigned pr0 = first ? e0 : e0 - half;
     const unsigned partner = rotated ? (first ? lane + half / E : lane - half / E) : lane;
-    const pkvk_warp_item it =
-        pkvk_warp_item_of<EARLY ? PKVK_WARP_SMALL_THREADS : PKVK_WARP_THREADS>(p, lane, lg);
+    const pkvk_warp_item it = pkvk_warp_item_of<EARLY>(p, lane, lg);
     const bool live = it.live;
     const unsigned t = it.t, h = it.h;
     const long long slot = it.slot;
@@ -215,15 +223,14 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
     extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, PKVK_WARP_BLOCKS)              \
         name(const pkvk_fused_params p)                                                            \
     {                                                                                              \
-        if (pkvk_first_wave(PKVK_WARP_BLOCKS))                                                     \
-            pkvk_warp_prefetch<op8, false, PKVK_WARP_THREADS>(p);                                  \
+        if (pkvk_first_wave(PKVK_WARP_BLOCKS)) pkvk_warp_prefetch<op8, false, false>(p);           \
         pkvk_grid_dependency();                                                                    \
         pkvk_fused_warp_body<op8, false>(p);                                                       \
     }                                                                                              \
-    extern "C" __global__ void __launch_bounds__(PKVK_WARP_SMALL_THREADS, 1)                       \
+    extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, 1)                             \
         name##_small(const pkvk_fused_params p)                                                    \
     {                                                                                              \
-        pkvk_warp_prefetch<op8, false, PKVK_WARP_SMALL_THREADS>(p);                                \
+        pkvk_warp_prefetch<op8, false, true>(p);                                                   \
         pkvk_grid_dependency();                                                                    \
         pkvk_fused_warp_body<op8, true>(p);                                                        \
     }
@@ -231,10 +238,10 @@ __device__ __forceinline__ void pkvk_fused_warp_body(const pkvk_fused_params &p)
 PKVK_FUSED_WARP_KERNEL(pkvk_fused_warp, false)
 PKVK_FUSED_WARP_KERNEL(pkvk_fused_fp8_kv_warp, true)
 
-extern "C" __global__ void __launch_bounds__(PKVK_WARP_SMALL_THREADS, 1)
+extern "C" __global__ void __launch_bounds__(PKVK_WARP_THREADS, 1)
     pkvk_fused_mrope_warp_small(const pkvk_fused_params p)
 {
-    pkvk_warp_prefetch<false, true, PKVK_WARP_SMALL_THREADS>(p);
+    pkvk_warp_prefetch<false, true, true>(p);
     pkvk_grid_dependency();
     pkvk_fused_warp_body<false, true, true>(p);
 }

@@ -14,9 +14,6 @@
  * block of as many warps (lib/cuda_warp_plan.c), so a block's first warp is blockIdx.x times
  * this */
 #define PKVK_WARP_THREADS 256
-/* The same for their `_small` forms (calls of one wave: decode): their warps spread over twice
- * the multiprocessors */
-#define PKVK_WARP_SMALL_THREADS 128
 /* The halves kernels' blocks per multiprocessor (their launch bounds): their grid is one wave
  * of that many blocks per multiprocessor at most (kernels/fused_halves.cu) */
 #define PKVK_HALVES_BLOCKS_PER_SM 4
@@ -84,7 +81,8 @@ typedef struct pkvk_fused_params {
     uint32_t section[3]; /* MRoPE sections; all 0 = p % 3; mrope = 0: one stream */
     uint32_t mrope;
     uint32_t k_fp8;      /* K cache is FP8 (ops 7, 8) */
-    uint32_t group, ipb; /* 16-byte kernels: threads per (token, head) item, items per block */
+    uint32_t group, ipb; /* 16-byte and warp kernels: threads per (token, head) item; items per
+                          * block (16-byte and `_small` warp kernels) */
     uint32_t idx32;      /* 16-byte kernels: grid * ipb + num_kv_heads fits 32 bits */
     float inv_hd;        /* 1 / head_dim when head_dim is a power of two (exact), else 0 */
     /* 16-byte kernels: group, num_kv_heads, rotary_dim / 2 and block_size as divisors */

@@ -162,13 +162,22 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
         /* one wave: the _small kernels, which load the table row before the tree (1 x 128 at
          * one token on the H200: see doc/PERFORMANCE.md; the halves form was 6-21% slower
          * there in graph replays). MRoPE's reads one row for a token of three equal positions
-         * and its three streams' rows otherwise, each pair taking its stream's. In blocks of
-         * PKVK_WARP_SMALL_THREADS: a multiprocessor's warps share its shuffle and load pipes,
-         * and spread over more of them the tree, rotation and loads of a call of 8 to 256 tokens
-         * took less time (H200, graph replays with a table, blocks of 128 against 256: 8 x 128
-         * and 1 x 128 at 8 to 256 tokens 6.5-11.9% faster, at 1 token within +-0.6%;
+         * and its three streams' rows otherwise, each pair taking its stream's. Their blocks
+         * are as small as keeps the grid within 64 blocks (2, 4 or 8 warps): a multiprocessor's
+         * warps share its pipes, so the tree, rotation and loads of a call spread over more
+         * of them take less time, but every block more costs its launch some time (H200,
+         * graph replays with a table, blocks of 64 and 128 threads against 256 at 1 to 256
+         * tokens and the four geometries: a grid of 16 blocks or fewer 1.1-14.2% faster in
+         * blocks of 64 (1 token at 1 x 128: one block of one warp either way), a grid of 64
+         * 5.1-8.0% faster in blocks of 128 than 256 and 3.3-6.8% faster than in 128 blocks of
+         * 64, grids of 256 and 512 blocks 5.8-59.2% slower than 128 blocks of 256;
          * doc/PERFORMANCE.md, thirty-eighth session) */
-        warp_grid(g, items, PKVK_WARP_SMALL_THREADS, plan);
+        {
+            const uint64_t warps = (items + 32u / g - 1) / (32u / g);
+            const unsigned threads = warps <= 128u ? 64u : warps <= 256u ? 128u : PKVK_WARP_THREADS;
+            warp_grid(g, items, threads, plan);
+            p->ipb = plan->block / 32u * (32u / g);
+        }
         plan->kernel = kv      ? PKVI_K_FUSED_FP8_KV_WARP_SMALL
                        : mrope ? PKVI_K_FUSED_MROPE_WARP_SMALL
                                : PKVI_K_FUSED_WARP_SMALL;

@@ -35,7 +35,8 @@ static pkv_fused_desc desc(uint32_t nkv, uint32_t hd, uint32_t tokens)
     return d;
 }
 
-static unsigned last_block; /* the block size of the last plan kernel() made */
+static unsigned last_block, last_ipb; /* the block size and items a block of the last plan
+                                       * kernel() made */
 
 /* the kernel the launcher would take, or -2 when it rejects the call */
 static int kernel(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsigned *grid)
@@ -49,6 +50,7 @@ static int kernel(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsigned *gri
     }
     if (grid) *grid = plan.grid;
     last_block = plan.block;
+    last_ipb = p.ipb;
     return plan.kernel;
 }
 
@@ -65,20 +67,23 @@ static void with_table(pkv_cuda *h)
            "  fused_fp8_k: the same kernel as fused_bf16");
     is_int(kernel(h, PKV_OP_FUSED_MROPE_BF16, &d, NULL), PKVI_K_FUSED_MROPE_WARP_SMALL,
            "  MRoPE: its own _small kernel");
-    /* the _small kernels index warps by blockIdx.x * PKVK_WARP_SMALL_THREADS / 32: blocks of
-     * that many threads, or a single block; at head_dim 128 an item is 16 lanes, two a warp */
-    for (unsigned i = 0; i < 7; i++) {
-        static const uint32_t heads[7] = {8, 8, 1, 1, 16, 4, 8}, toks[7] = {1, 3, 1, 7, 33, 100, 64};
+    /* the _small kernels take blocks of 2, 4 or 8 warps, the smallest that keep the grid
+     * within 64 blocks, or one block of fewer warps, and index items by blockIdx.x * p.ipb;
+     * at head_dim 128 an item is 16 lanes, two a warp */
+    for (unsigned i = 0; i < 9; i++) {
+        static const uint32_t heads[9] = {8, 8, 1, 1, 16, 4, 8, 1, 8},
+                              toks[9] = {1, 3, 1, 7, 33, 100, 64, 256, 32};
+        static const unsigned want_block[9] = {64, 64, 32, 64, 256, 128, 128, 64, 64};
         pkv_fused_desc s = desc(heads[i], 128, toks[i]);
-        const unsigned warps = (heads[i] * toks[i] + 1) / 2, per = PKVK_WARP_SMALL_THREADS / 32;
+        const unsigned warps = (heads[i] * toks[i] + 1) / 2, per = want_block[i] / 32;
         for (int o = 0; o < 2; o++) {
             int k = kernel(h, o ? bf16 : PKV_OP_FUSED_MROPE_BF16, &s, &grid);
             ok(k == (o ? PKVI_K_FUSED_WARP_SMALL : PKVI_K_FUSED_MROPE_WARP_SMALL) &&
-                   (warps < per ? grid == 1 && last_block == warps * 32
-                                : last_block == PKVK_WARP_SMALL_THREADS &&
-                                      grid == (warps + per - 1) / per),
-               "  %s %u x 128 x %u tokens (%u warps): _small, %u blocks of %u threads",
-               o ? "fused_bf16" : "MRoPE", heads[i], toks[i], warps, grid, last_block);
+                   last_block == want_block[i] && grid == (warps + per - 1) / per &&
+                   last_ipb == per * 2,
+               "  %s %u x 128 x %u tokens (%u warps): _small, %u blocks of %u threads, %u items "
+               "a block",
+               o ? "fused_bf16" : "MRoPE", heads[i], toks[i], warps, grid, last_block, last_ipb);
         }
     }
     d = desc(16, 128, 65536);
