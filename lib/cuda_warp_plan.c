@@ -166,12 +166,12 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
          * are as small as keeps the grid within 64 blocks (2, 4 or 8 warps): a multiprocessor's
          * warps share its pipes, so the tree, rotation and loads of a call spread over more
          * of them take less time, but every block more costs its launch some time (H200,
-         * graph replays with a table, blocks of 64 and 128 threads against 256 at 1 to 256
-         * tokens and the four geometries: a grid of 16 blocks or fewer 1.1-14.2% faster in
-         * blocks of 64 (1 token at 1 x 128: one block of one warp either way), a grid of 64
-         * 5.1-8.0% faster in blocks of 128 than 256 and 3.3-6.8% faster than in 128 blocks of
-         * 64, grids of 256 and 512 blocks 5.8-59.2% slower than 128 blocks of 256;
-         * doc/PERFORMANCE.md, thirty-eighth session) */
+         * graph replays with a table, the four fused ops at the four geometries with 1 to 256
+         * tokens, blocks of 64 and 128 threads against 256: calls of 4 to 128 warps 1.1-14.2%
+         * faster in blocks of 64; of 256 warps 5.1-10.3% faster in 64 blocks of 128, whose 128
+         * blocks of 64 took 2.6-6.0% longer; of 1,024 warps 5.8-19.3% slower in 256 blocks of
+         * 128 and 27.7-59.2% in 512 of 64 than in 128 of 256; doc/PERFORMANCE.md,
+         * thirty-eighth session) */
         {
             const uint64_t warps = (items + 32u / g - 1) / (32u / g);
             const unsigned threads = warps <= 128u ? 64u : warps <= 256u ? 128u : PKVK_WARP_THREADS;
