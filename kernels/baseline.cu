@@ -117,17 +117,18 @@ extern "C" __global__ void pkvk_chain_store(const pkvk_fused_params p, uint64_t 
 // where the slot says (in `out`, a scratch buffer, not the cache). A kernel
 // writing the op's bytes cannot store before the same loads have arrived, in the same order,
 // so this launch's time is a lower bound for the op's timed the same way. It prefetches its
-// first loads' lines before its wait as the ops do, and lets the next launch start before it
-// waits as the write kernel does (kernels/grid_dep.cuh).
+// first loads' lines before its wait as the ops do, and lets the next launch start first thing
+// as the write kernel does (kernels/grid_dep.cuh).
 extern "C" __global__ void pkvk_floor(uint64_t slots, uint64_t src, uint64_t pos, uint64_t table,
                                       unsigned row_floats, uint64_t out)
 {
+    pkvk_launch_dependents();
     if (blockIdx.x == 0 && threadIdx.x == 0) { // as the ops do before their wait (grid_dep.cuh)
         pkvk_prefetch_l2((const long long *)slots);
         pkvk_prefetch_l2((const unsigned *)pos);
         pkvk_prefetch_l2((const unsigned *)src);
     }
-    pkvk_grid_dependency_early();
+    pkvk_grid_wait();
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     const long long slot = *(const long long *)slots;
     const unsigned at = *(const unsigned *)pos;

@@ -8,10 +8,11 @@
 // overlap (lib/cuda_device.c). The bytes written do not change.
 #pragma once
 
-// For the looping kernels of one wave (kernels/fused_halves.cu, kernels/fused_wide.cu): the next
-// launch may start as their blocks exit. Started at once, its blocks took the multiprocessors'
-// spare room for the whole call and made the large calls slower (H200, graph replays: up to
-// 6.2%, fused_fp8_k 1 x 128 x 65,536; doc/PERFORMANCE.md, thirty-sixth session).
+// The wait alone. For the looping kernels of one wave (kernels/fused_halves.cu,
+// kernels/fused_wide.cu): the next launch may start as their blocks exit. Started at once, its
+// blocks took the multiprocessors' spare room for the whole call and made the large calls slower
+// (H200, graph replays: up to 6.2%, fused_fp8_k 1 x 128 x 65,536; doc/PERFORMANCE.md, thirty-sixth
+// session).
 static __device__ __forceinline__ void pkvk_grid_wait(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -30,16 +31,21 @@ static __device__ __forceinline__ void pkvk_grid_dependency(void)
 #endif
 }
 
-// For the write kernels and the floor (kernels/write_vec.cu, kernels/baseline.cu): the next
-// launch may start its blocks as soon as every block of this one has started, before the kernel
-// ahead has finished; they too hold at their wait. On the H200, graph replays at 1 to 64
-// tokens, against waiting first: writes 0-12% faster (8 x 128 x 1: 0.83 -> 0.75 us); the fused
-// kernels -5.0% to +7.2% (doc/PERFORMANCE.md, thirty-seventh session), so they wait first.
-static __device__ __forceinline__ void pkvk_grid_dependency_early(void)
+// For the write kernel and the floor (kernels/write_vec.cu, kernels/baseline.cu), as their first
+// instruction, before their prefetches and pkvk_grid_wait: the next launch may start its blocks
+// as soon as every block of this one has started, before the kernel ahead has finished; they too
+// hold at their wait. A block's first thread to issue it is what counts (PTX ISA: repeated
+// invocations in a CTA have no further effect), so it comes before anything that reads a kernel
+// parameter. On the H200, graph replays with a table, against waiting first: writes 0-12% faster
+// at 1 to 64 tokens (thirty-seventh session); issued first instead of after the prefetches, with
+// blocks of 128 for calls of at most one such block a multiprocessor, 7.6-14.5% faster at 2 to
+// 256 tokens but 8 x 128 x 64 (doc/PERFORMANCE.md, thirty-ninth session). The fused kernels
+// wait first: they were 5.0% slower to 7.2% faster with the trigger after their prefetches and
+// 1.5-12.5% slower with it first (thirty-seventh and thirty-ninth sessions).
+static __device__ __forceinline__ void pkvk_launch_dependents(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-    asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
 

@@ -99,6 +99,7 @@ __device__ __forceinline__ void pkvk_write_chunk32(const pkvk_write32_params &q,
 // to 256 tokens (doc/PERFORMANCE.md, thirty-fifth session).
 extern "C" __global__ void pkvk_write_vec32(const pkvk_write32_params q)
 {
+    pkvk_launch_dependents(); // first (grid_dep.cuh)
     const unsigned cpr = q.div_cpr.d, n = q.w.num_tokens * cpr;
     const unsigned i0 = blockIdx.x * blockDim.x + threadIdx.x;
     // the first chunk's inputs, while the kernel ahead finishes, in the blocks of a first wave
@@ -116,7 +117,7 @@ extern "C" __global__ void pkvk_write_vec32(const pkvk_write32_params q)
             c);
         if (c == 0) pkvk_prefetch_l2((const long long *)p.slots + t);
     }
-    pkvk_grid_dependency_early();
+    pkvk_grid_wait();
     for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         pkvk_write_chunk32(q, i, cpr);
         if (gridDim.x * blockDim.x > n - i) break; // no wrap of the 32-bit index

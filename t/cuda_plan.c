@@ -487,16 +487,21 @@ static pkv_write_desc wdesc(uint32_t nkv, uint32_t hd, uint32_t tokens)
 }
 
 static pkvk_write32_params last_wp; /* the parameters of the last plan wkernel() made */
+static pkvi_plan last_wplan;
 
-/* Blocks of 256 threads that the device holds at once, from its own limits
- * (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16, ..._MAX_THREADS_PER_MULTIPROCESSOR = 39) */
-static long long first_wave_256(pkv_cuda *h)
+/* The device's own limits (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+ * ..._MAX_THREADS_PER_MULTIPROCESSOR = 39), not the handle's copies */
+static int attr(pkv_cuda *h, int which)
 {
-    int sms = 0, threads = 0;
-    if (h->cu->cuDeviceGetAttribute(&sms, 16, h->dev) ||
-        h->cu->cuDeviceGetAttribute(&threads, 39, h->dev))
-        return -1;
-    return (long long)sms * (threads / 256);
+    int v = -1;
+    if (h->cu->cuDeviceGetAttribute(&v, which, h->dev)) return -1;
+    return v;
+}
+
+/* Blocks of `block` threads that the device holds at once */
+static long long first_wave(pkv_cuda *h, int block)
+{
+    return (long long)attr(h, 16) * (attr(h, 39) / block);
 }
 
 /* the write kernel the launcher would take (addresses 16-byte aligned unless `a` is not), or -2 */
@@ -507,7 +512,43 @@ static int wkernel(pkv_cuda *h, pkv_op op, const pkv_write_desc *d, uint64_t a)
         diag("rejected: %s", pkv_last_error());
         return -2;
     }
+    last_wplan = plan;
     return plan.kernel;
+}
+
+/* The 32-bit kernel's blocks: 128 threads while a call has at most one such block a
+ * multiprocessor (chunks <= 128 x SMs), else 256; the first wave's blocks prefetch. 8 x 128 is
+ * 128 chunks a token, so SMs tokens fill one block a multiprocessor. */
+static void write_blocks(pkv_cuda *h)
+{
+    const uint64_t a = 1ull << 20;
+    const int sms = attr(h, 16);
+    const struct {
+        uint32_t tokens;
+        unsigned block, grid;
+    } cs[] = {
+        {1, 128, 1},
+        {2, 128, 2},
+        {(uint32_t)sms - 1u, 128, (unsigned)sms - 1u},
+        {(uint32_t)sms, 128, (unsigned)sms},
+        {(uint32_t)sms + 1u, 256, ((unsigned)sms + 1u + 1u) / 2u},
+        {(uint32_t)sms * 2u, 256, (unsigned)sms},
+        {16384, 256, 8192},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+        pkv_write_desc d = wdesc(8, 128, cs[i].tokens);
+        is_int(wkernel(h, PKV_OP_WRITE_BF16, &d, a), PKVI_K_WRITE_VEC32,
+               "8 x 128 x %u (%d SMs): 32-bit kernel", cs[i].tokens, sms);
+        is_int(last_wplan.block, cs[i].block, "  blocks of %u", cs[i].block);
+        is_int(last_wplan.grid, cs[i].grid, "  %u of them", cs[i].grid);
+        is_int(last_wp.prefetch_blocks, first_wave(h, (int)cs[i].block),
+               "  the blocks of a first wave prefetch");
+    }
+    {
+        pkv_write_desc d = wdesc(1, 24, 0x55555556u); /* the 64-bit kernel keeps 256 */
+        is_int(wkernel(h, PKV_OP_WRITE_BF16, &d, a), PKVI_K_WRITE_VEC, "64-bit kernel");
+        is_int(last_wplan.block, 256, "  blocks of 256");
+    }
 }
 
 /* Write calls (lib/cuda_ops.c): the 16-byte kernel when every row, stride and pointer is aligned
@@ -526,7 +567,9 @@ static void writes(pkv_cuda *h)
                pkv_op_name(ops[i]));
         ok(last_wp.div_cpr.d == 128u && last_wp.div_bs.d == 7u, "  divisors 128 and 7 (%u, %u)",
            last_wp.div_cpr.d, last_wp.div_bs.d);
-        is_int(last_wp.prefetch_blocks, first_wave_256(h), "  the blocks of a first wave prefetch");
+        /* 64 tokens: 8,192 chunks, 64 blocks of 128 */
+        is_int(last_wp.prefetch_blocks, first_wave(h, attr(h, 16) >= 64 ? 128 : 256),
+               "  the blocks of a first wave prefetch");
         is_int(wkernel(h, ops[i], &d, a + 2), PKVI_K_WRITE,
                "  sources one element off: element kernel");
     }
@@ -565,6 +608,7 @@ int main(void)
     with_table(h);
     offsets(h);
     writes(h);
+    write_blocks(h);
     h->l2_bytes = l2;
     pkv_cuda_close(h);
     return done_testing();
