@@ -37,11 +37,12 @@ static __device__ __forceinline__ void pkvk_grid_dependency(void)
 // hold at their wait. A block's first thread to issue it is what counts (PTX ISA: repeated
 // invocations in a CTA have no further effect), so it comes before anything that reads a kernel
 // parameter. On the H200, graph replays with a table, against waiting first: writes 0-12% faster
-// at 1 to 64 tokens (thirty-seventh session); issued first instead of after the prefetches, with
-// blocks of 128 for calls of at most one such block a multiprocessor, 7.6-14.5% faster at 2 to
-// 256 tokens but 8 x 128 x 64 (doc/PERFORMANCE.md, thirty-ninth session). The fused kernels
-// wait first: they were 5.0% slower to 7.2% faster with the trigger after their prefetches and
-// 1.5-12.5% slower with it first (thirty-seventh and thirty-ninth sessions).
+// at 1 to 64 tokens (thirty-seventh session). Issued first instead of after the prefetches, with
+// blocks of 128 for calls of at most one such block a multiprocessor (lib/cuda_ops.c): 10.1-15.7%
+// faster at 2 to 8 tokens, 11.4-14.8% at 256, -14.4% to +0.5% at 64, -0.9% to +1.7% at 1 token
+// and in 1 x 128 x 8; single launches -1.8% to +1.4% (doc/PERFORMANCE.md, thirty-ninth
+// session). The fused kernels wait first: they were 5.0% slower to 7.2% faster with the trigger
+// after their prefetches and 1.5-12.5% slower with it first (thirty-seventh and thirty-ninth).
 static __device__ __forceinline__ void pkvk_launch_dependents(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
