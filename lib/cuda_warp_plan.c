@@ -5,12 +5,17 @@
 #include "cuda_device.h"
 #include "cuda_plan.h"
 
-/* The warp kernels' grid for items of g threads (a power of two <= 32) in blocks of `threads`;
- * 0 when their 32-bit item indices, up to the last block's spare warps (at most 7), or the grid
- * would overflow. */
+/* The warps that items of g threads (a power of two <= 32) fill */
+static uint64_t warp_count(unsigned g, uint64_t items)
+{
+    return (items + 32u / g - 1) / (32u / g);
+}
+
+/* The warp kernels' grid for items of g threads in blocks of `threads`; 0 when their 32-bit
+ * item indices, up to the last block's spare warps (at most 7), or the grid would overflow. */
 static int warp_grid(unsigned g, uint64_t items, unsigned threads, pkvi_plan *plan)
 {
-    uint64_t warps = (items + 32u / g - 1) / (32u / g), blocks;
+    uint64_t warps = warp_count(g, items), blocks;
     if ((warps + 8u) * 32u > 0xffffffffu) return 0;
     plan->block = warps < threads / 32u ? (unsigned)warps * 32u : threads;
     blocks = (warps + plan->block / 32u - 1) / (plan->block / 32u);
@@ -173,7 +178,7 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
          * 128 and 27.7-59.2% in 512 of 64 than in 128 of 256; doc/PERFORMANCE.md,
          * thirty-eighth session) */
         {
-            const uint64_t warps = (items + 32u / g - 1) / (32u / g);
+            const uint64_t warps = warp_count(g, items);
             const unsigned threads = warps <= 128u ? 64u : warps <= 256u ? 128u : PKVK_WARP_THREADS;
             warp_grid(g, items, threads, plan);
             p->ipb = plan->block / 32u * (32u / g);
