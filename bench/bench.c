@@ -14,7 +14,8 @@
  * With --runs N each row's timings (op, baseline, empty, floor, copy) are taken in N rounds,
  * one after another, and each figure is the median (p10, p90) of all N x 40 launches: on the
  * H200 the copy's rate at one byte count has moved by up to a quarter from one run to the next
- * (doc/PERFORMANCE.md), and rounds sample the op and its copy over the same stretch of time.
+ * (doc/PERFORMANCE-HISTORY.md), and rounds sample the op and its copy over the same stretch of
+ * time.
  *
  * With --rope-table the handle gets a cos/sin table (pkv_cuda_rope_table) covering every
  * position the cases use, before each fused case: the fused ops and the chain's RoPE kernel
@@ -26,7 +27,7 @@
  * a device-to-device copy of the cache rows it wrote (the figures are the call's and its
  * reader's); with --cold-l2 (single launches) each timed launch of anything is preceded, outside
  * the timing, by a copy of COLD_BYTES that clears L2. They show what L2 cache hints cost or earn
- * a caller (doc/PERFORMANCE.md, thirty-fourth session).
+ * a caller (doc/PERFORMANCE-HISTORY.md, thirty-fourth session).
  */
 #include "config.h"
 #include "bench.h"

@@ -138,8 +138,8 @@ __device__ __forceinline__ void pkvk_normed(const float *x, const float *wt, flo
 // Plain stores in every kernel: the attention that follows reads these rows. With st.global.cs
 // (the thirty-second session's streaming variants) a copy of the rows after the call ran
 // 0.6-31.1% slower on the H200 and call + copy took longer than with the plain kernels in 13 of
-// 14 measurements (7 calls, L2 cleared before each or not: doc/PERFORMANCE.md, thirty-fourth
-// session)
+// 14 measurements (7 calls, L2 cleared before each or not: doc/PERFORMANCE-HISTORY.md,
+// thirty-fourth session)
 template <bool OP8>
 __device__ __forceinline__ void pkvk_store8(const pkvk_fused_params &p, uint64_t o, int q,
                                             const float *y, uint4 vr)

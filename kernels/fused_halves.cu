@@ -40,7 +40,7 @@
 // local memory at the top, MRoPE was 3-13% slower at 4 x 256 than with 16; the launcher gives it 8
 // or 16.) Before this form MRoPE had a kernel of one item per lane group and no loop: on the H200
 // at 8 x 128 x 65,536 106-109 us for text tokens, 114 for an image's; pipelined 86-90 and 117-122
-// (doc/PERFORMANCE.md).
+// (doc/PERFORMANCE-HISTORY.md).
 #include "halves_tile.cuh"
 
 // Where in a tile's iteration the next tile's copies are issued (ISSUE, below)
@@ -80,7 +80,8 @@ __device__ __forceinline__ void pkvk_fused_halves_body(const pkvk_fused_params &
     // the cos/sin loads. Fused_bf16 at head_dim 128 takes the 16-element kernel with them
     // first (below), and the 8-element kernel of ops 5 and 7 gained nothing from later copies
     // (fused_bf16 8 x 128 +0.0% at 16,384 tokens, +0.3% at 65,536). MRoPE keeps them first: its
-    // 16-element kernel spilled 12 bytes and ran 6.6-7.9% slower at 8 x 128 (doc/PERFORMANCE.md)
+    // 16-element kernel spilled 12 bytes and ran 6.6-7.9% slower at 8 x 128
+    // (doc/PERFORMANCE-HISTORY.md)
     constexpr bool LATE = ISSUE != PKVK_NEXT_FIRST, AFTER = ISSUE == PKVK_NEXT_AFTER_TREE;
     static_assert(!LATE || !MROPE, "later copies: ops 5, 7 and 8");
     static_assert(!MROPE || E <= 16, "MRoPE: 8 or 16 elements a thread");
@@ -352,7 +353,7 @@ PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16, false, false, 16, PKVK_HALVES16_TH
                          PKVK_HALVES16_BLOCKS_PER_SM, 0, PKVK_NEXT_AFTER_TREE, false)
 // fused_bf16 at head_dim 128 (8 tiles a warp or more): the 16-element kernel with the next
 // tile's copies first, 1.0-1.2% faster than with them late at 8 x 128 x 65,536 on the H200 (two
-// interleaved A/Bs of five runs; doc/PERFORMANCE.md); at head_dim 256 it was 2.9% slower at
+// interleaved A/Bs of five runs; doc/PERFORMANCE-HISTORY.md); at head_dim 256 it was 2.9% slower at
 // 16,384 tokens and as fast in the 32-element form, so fused_bf16 keeps them later there
 PKVK_FUSED_HALVES_KERNEL(pkvk_fused_halves16_early, false, false, 16, PKVK_HALVES16_THREADS,
                          PKVK_HALVES16_BLOCKS_PER_SM, 0, PKVK_NEXT_FIRST, false)

@@ -11,7 +11,7 @@
 // runs fused_fp8_k 14-17% faster there, MRoPE 14% (text) and 33% (image patches). The same
 // body works tiles of 16 items (2 sub-tiles, lanes 16-31 owning none): with fewer tiles a warp
 // the longer tiles' start and end cost more than the owned work saves, and tiles of 16 halve
-// them (below, and doc/PERFORMANCE.md).
+// them (below, and doc/PERFORMANCE-HISTORY.md).
 //
 // So the rsqrt waits for all 4 sub-tiles' trees, and K is read from the stage twice (the tree,
 // then after the rsqrt the normalisation), as in the halves kernels. A stage is a tile's K, 4

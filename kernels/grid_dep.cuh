@@ -11,8 +11,8 @@
 // The wait alone. For the looping kernels of one wave (kernels/fused_halves.cu,
 // kernels/fused_wide.cu): the next launch may start as their blocks exit. Started at once, its
 // blocks took the multiprocessors' spare room for the whole call and made the large calls slower
-// (H200, graph replays: up to 6.2%, fused_fp8_k 1 x 128 x 65,536; doc/PERFORMANCE.md, thirty-sixth
-// session).
+// (H200, graph replays: up to 6.2%, fused_fp8_k 1 x 128 x 65,536; doc/PERFORMANCE-HISTORY.md,
+// thirty-sixth session).
 static __device__ __forceinline__ void pkvk_grid_wait(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -40,7 +40,7 @@ static __device__ __forceinline__ void pkvk_grid_dependency(void)
 // at 1 to 64 tokens (thirty-seventh session). Issued first instead of after the prefetches, with
 // blocks of 128 for calls of at most one such block a multiprocessor (lib/cuda_ops.c): 10.1-15.7%
 // faster at 2 to 8 tokens, 11.4-14.8% at 256, -14.4% to +0.5% at 64, -0.9% to +1.7% at 1 token
-// and in 1 x 128 x 8; single launches -1.8% to +1.4% (doc/PERFORMANCE.md, thirty-ninth
+// and in 1 x 128 x 8; single launches -1.8% to +1.4% (doc/PERFORMANCE-HISTORY.md, thirty-ninth
 // session). The fused kernels wait first: they were 5.0% slower to 7.2% faster with the trigger
 // after their prefetches and 1.5-12.5% slower with it first (thirty-seventh and thirty-ninth).
 static __device__ __forceinline__ void pkvk_launch_dependents(void)
@@ -73,7 +73,8 @@ static __device__ __forceinline__ bool pkvk_first_wave(unsigned per_sm)
 // H200, against 9f14b51: graph replays 2-22% faster for the writes and 7-15% for the fused
 // ops at 1 to 64 tokens; a launch with nothing ahead of it to overlap pays for the
 // prefetch followed at once by the load of the same line: single launches of 1-token writes
-// 3-4% (0.1 us) slower, the fused ops -1.5% to +4% (doc/PERFORMANCE.md, thirty-seventh session).
+// 3-4% (0.1 us) slower, the fused ops -1.5% to +4% (doc/PERFORMANCE-HISTORY.md, thirty-seventh
+// session).
 static __device__ __forceinline__ void pkvk_prefetch_l2(const void *a)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

@@ -47,7 +47,7 @@ __device__ __forceinline__ void pkvk_mrope_take12(const pkvk_fused_params &p, co
 // when pair pr0 + k is of stream 1 or 2), where only the 16 values are live. Pair by pair is
 // slow where the values are waited for at once (above); the wide kernel and the 16-element
 // halves kernel load them a unit ahead, as a text token's row, and there it beat both
-// pkvk_mrope_take12's form filled at the loop top and the shared rows (doc/PERFORMANCE.md)
+// pkvk_mrope_take12's form filled at the loop top and the shared rows (doc/PERFORMANCE-HISTORY.md)
 __device__ __forceinline__ void pkvk_mrope_cs8_rows(const pkvk_fused_params &p, unsigned q0,
                                                     unsigned q1, unsigned q2, unsigned pr0,
                                                     unsigned st1, unsigned st2, float *c, float *s)

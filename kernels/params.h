@@ -25,7 +25,7 @@
 /* The 16-element halves kernels (and MRoPE's): as many warps a multiprocessor, in blocks of 4
  * (on the H200, five interleaved runs at 8 x 128 and 4 x 256, 8,192-65,536 tokens, against
  * blocks of 8: fused_fp8_k 8 x 128 2-4% faster from 16,384 tokens, MRoPE's image patches 3-4%,
- * the other rows -1.9% to +1.3%; doc/PERFORMANCE.md) */
+ * the other rows -1.9% to +1.3%; doc/PERFORMANCE-HISTORY.md) */
 #define PKVK_HALVES16_THREADS 128
 #define PKVK_HALVES16_BLOCKS_PER_SM 8
 #define PKVK_MROPE_HALVES16_BLOCKS_PER_SM 6

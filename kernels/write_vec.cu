@@ -96,7 +96,7 @@ __device__ __forceinline__ void pkvk_write_chunk32(const pkvk_write32_params &q,
 // token) and again before its stores (the slot's block), and at decode sizes those are the
 // launch's time. On the H200, three interleaved rounds: graph replays 4.5-11.5% faster at 1 to
 // 64 tokens, 1.2% slower at 256, -1.6% to +0.1% from 2,048; single launches -7.6% to +3.3% at 1
-// to 256 tokens (doc/PERFORMANCE.md, thirty-fifth session).
+// to 256 tokens (doc/PERFORMANCE-HISTORY.md, thirty-fifth session).
 extern "C" __global__ void pkvk_write_vec32(const pkvk_write32_params q)
 {
     pkvk_launch_dependents(); // first (grid_dep.cuh)
@@ -104,7 +104,8 @@ extern "C" __global__ void pkvk_write_vec32(const pkvk_write32_params q)
     const unsigned i0 = blockIdx.x * blockDim.x + threadIdx.x;
     // the first chunk's inputs, while the kernel ahead finishes, in the blocks of a first wave
     // (grid_dep.cuh); a bound from the launch, as %nsmid's read made V-only writes at 8 x 128 x 1
-    // 0.09 us slower on the H200 (graph replays; doc/PERFORMANCE.md, thirty-seventh session)
+    // 0.09 us slower on the H200 (graph replays; doc/PERFORMANCE-HISTORY.md, thirty-seventh
+    // session)
     if (i0 < n && blockIdx.x < q.prefetch_blocks) {
         const pkvk_write_params &p = q.w;
         const unsigned t = pkvk_div32_q(i0, q.div_cpr), c = i0 - t * cpr;

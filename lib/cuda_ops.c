@@ -134,7 +134,7 @@ pkv_status pkvi_cuda_write_plan(pkv_cuda *h, pkv_op op, const pkv_write_desc *d,
              * graph replays, the kernel triggering first (kernels/grid_dep.cuh): 3.1-13.1%
              * faster than blocks of 256 at 2 to 64 tokens, 0.4-0.8% slower at 1 token and
              * 1 x 128 x 8; 0.7-0.9% slower at 256 and 2,048 tokens (8 x 128: 256 and 2,048
-             * blocks of 128), which keep 256 (doc/PERFORMANCE.md, thirty-ninth session) */
+             * blocks of 128), which keep 256 (doc/PERFORMANCE-HISTORY.md, thirty-ninth session) */
             if ((chunks + 127u) / 128u <= (uint64_t)h->sm_count) {
                 plan->block = 128;
                 plan->grid = (unsigned)((chunks + 127u) / 128u);

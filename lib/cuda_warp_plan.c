@@ -1,6 +1,6 @@
 /* Which warp kernel a fused call with the handle's cos/sin table takes, its grid and block
  * (the halves, wide and warp kernels: kernels/fused_halves.cu, fused_wide.cu, fused_warp.cu),
- * and the rules' measurements on the H200 (doc/PERFORMANCE.md). */
+ * and the rules' measurements on the H200 (doc/PERFORMANCE-HISTORY.md). */
 #include "config.h"
 #include "cuda_device.h"
 #include "cuda_plan.h"
@@ -72,7 +72,7 @@ int pkvi_cuda_streaming_variant(int kernel)
  * without it (thirty-fourth session, 7 calls of 12-64 MiB), against the plain kernels: the call
  * alone in graph replays 9.4% faster to 3.0% slower; call + a copy of its rows 3.8% faster to
  * 0.4% slower, and with L2 cleared before each single launch 4.6% faster to 3.2% slower
- * (doc/PERFORMANCE.md) */
+ * (doc/PERFORMANCE-HISTORY.md) */
 static int streams(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, uint64_t items)
 {
     const uint64_t hd = d->cache.head_dim,
@@ -104,7 +104,7 @@ static int wide_plan(const pkv_cuda *h, uint64_t items, unsigned ipt, unsigned p
  * of each half per thread; kernels/fused_halves.cu): before its pipeline, on the H200 at
  * 65,536 tokens, 8-30% faster than the 8-element form for ops 5, 7 and 8 and for MRoPE 17-23%
  * faster than the block kernel; pipelined, ops 5, 7 and 8 a further 9-18%, MRoPE 9-20%
- * (doc/PERFORMANCE.md).
+ * (doc/PERFORMANCE-HISTORY.md).
  * MRoPE takes the 8-element form only in one wave (`_small`, one row read for a token of three
  * equal positions): in many waves, with 8 consecutive pairs per thread read row by row, it was
  * 45% slower at 4 x 256 than the block kernel. The 8-element form beat the block kernels at every
@@ -129,7 +129,7 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
     /* Calls that stream (streams(), above): fused_fp8_k takes them from 1 tile a warp (H200, 8 x
      * 128, graph replays with a table, three interleaved runs, against the 8-element kernel's
      * streaming variant: 1.8%, 9.5% and 12.8% faster at 4,096, 8,192 and 12,288 tokens, 0.97,
-     * 1.9 and 2.9 tiles a warp, single launches +1.3%, -5.7%, -8.7%; doc/PERFORMANCE.md,
+     * 1.9 and 2.9 tiles a warp, single launches +1.3%, -5.7%, -8.7%; doc/PERFORMANCE-HISTORY.md,
      * thirty-third session; with plain stores, thirty-fourth session, at 8,192 and 12,288 11.0%
      * and 15.6% faster alone, 8.5% and 10.0% with a copy of its rows after it). fused_bf16 does
      * not: its 16-element kernel below 2 tiles a warp was 5.1-9.5% faster alone in back-to-back
@@ -175,7 +175,7 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
          * tokens, blocks of 64 and 128 threads against 256: calls of 4 to 128 warps 1.1-14.2%
          * faster in blocks of 64; of 256 warps 5.1-10.3% faster in 64 blocks of 128, whose 128
          * blocks of 64 took 2.6-6.0% longer; of 1,024 warps 5.8-19.3% slower in 256 blocks of
-         * 128 and 27.7-59.2% in 512 of 64 than in 128 of 256; doc/PERFORMANCE.md,
+         * 128 and 27.7-59.2% in 512 of 64 than in 128 of 256; doc/PERFORMANCE-HISTORY.md,
          * thirty-eighth session) */
         {
             const uint64_t warps = warp_count(g, items);
@@ -196,8 +196,8 @@ int pkvi_cuda_warp_plan(const pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, u
         /* 8 elements at head_dim 64 (4 threads an item): the kernels with that group size
          * built in (g4), or the wide kernels, whose tiles of 32 or 16 items do each item's own
          * work once (kernels/fused_wide.cu). On the H200 at 16 x 64, three interleaved runs from
-         * 2,048 to 65,536 tokens (doc/PERFORMANCE.md): MRoPE's wide kernel as fast as the g4
-         * kernel (-1% to +0.5%) to 14% faster for text tokens and 10-33% faster for image
+         * 2,048 to 65,536 tokens (doc/PERFORMANCE-HISTORY.md): MRoPE's wide kernel as fast as the
+         * g4 kernel (-1% to +0.5%) to 14% faster for text tokens and 10-33% faster for image
          * patches, at every size. Graph replays with a table: tiles of 32 for fused_fp8_k 7.4%
          * faster than the g4 kernel at 16,384 tokens (2.6 tiles a warp of its wave), 1.0% slower
          * at 8,192 (1.3). Tiles of 16, against the kernels taken before: fused_bf16 3.9-5.7%
