@@ -208,7 +208,7 @@ static void sweep(pkv_cuda *h)
 }
 
 /* Row strides of 2^32 elements, one token (its row is all a source holds): the 16-byte writes
- * take their 64-bit kernel there (t/cuda_plan), which the sweep's calls never reach. */
+ * take their 64-bit kernel there (t/cuda_write_plan), which the sweep's calls never reach. */
 static void wide_strides(pkv_cuda *h)
 {
     for (int op = PKV_OP_WRITE_BF16; op <= PKV_OP_WRITE_FP8; op++) {
