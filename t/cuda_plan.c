@@ -23,10 +23,7 @@ static pkv_fused_desc desc(uint32_t nkv, uint32_t hd, uint32_t tokens)
 {
     pkv_fused_desc d;
     memset(&d, 0, sizeof d);
-    d.cache.num_kv_heads = nkv;
-    d.cache.head_dim = hd;
-    d.cache.block_size = 16;
-    d.cache.num_blocks = tokens / 16u + 1u;
+    d.cache = gpu_plan_cache(nkv, hd, tokens);
     d.num_tokens = tokens;
     d.rotary_dim = hd;
     d.theta = 1e4f;

@@ -15,15 +15,11 @@
 
 #define TWO32 4294967296ull
 
-/* tokens of nkv x hd into blocks of 16, one block more than they need */
 static pkv_write_desc wdesc(uint32_t nkv, uint32_t hd, uint32_t tokens)
 {
     pkv_write_desc d;
     memset(&d, 0, sizeof d);
-    d.cache.num_kv_heads = nkv;
-    d.cache.head_dim = hd;
-    d.cache.block_size = 16;
-    d.cache.num_blocks = tokens / 16u + 1u;
+    d.cache = gpu_plan_cache(nkv, hd, tokens);
     d.num_tokens = tokens;
     d.k_scale = d.v_scale = 1.0f;
     return d;

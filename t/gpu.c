@@ -54,3 +54,14 @@ void gpu_free_all(pkv_cuda *h)
     for (int i = 0; i < nallocs; i++) pkv_cuda_free(h, allocs[i]);
     nallocs = 0;
 }
+
+pkv_cache_layout gpu_plan_cache(uint32_t nkv, uint32_t hd, uint32_t tokens)
+{
+    pkv_cache_layout c;
+    memset(&c, 0, sizeof c);
+    c.num_kv_heads = nkv;
+    c.head_dim = hd;
+    c.block_size = 16;
+    c.num_blocks = tokens / 16u + 1u;
+    return c;
+}

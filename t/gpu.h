@@ -14,4 +14,8 @@ uint64_t gpu_poisoned(pkv_cuda *h, size_t bytes, size_t shift);
 void gpu_download(pkv_cuda *h, void *dst, uint64_t src, size_t bytes);
 void gpu_free_all(pkv_cuda *h);
 
+/* For the plan tests (nothing launched): `tokens` rows of nkv x hd in dense blocks of 16, one
+ * block more than they need. */
+pkv_cache_layout gpu_plan_cache(uint32_t nkv, uint32_t hd, uint32_t tokens);
+
 #endif
