@@ -3,6 +3,7 @@
  * both), the bytes equal the reference's, and closing the handle leaves the runtime working. */
 #include "config.h"
 #include "tap.h"
+#include "gpu.h"
 #include "diffcase.h"
 #include "randcase.h"
 #include "pagedkv.h"
@@ -34,7 +35,7 @@ int main(void)
     unsigned char *want_k, *want_v, *got_k, *got_v;
     void *dk, *dv, *dw, *dp, *ds, *dkc, *dvc;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-        if (getenv("PKV_TEST_REQUIRE_GPU")) bail("no CUDA device for the runtime");
+        if (gpu_required()) bail("no CUDA device for the runtime");
         skip_all("no CUDA device for the runtime");
     }
     plan(6);

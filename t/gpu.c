@@ -9,11 +9,16 @@
 static uint64_t allocs[MAX_ALLOCS];
 static int nallocs;
 
+int gpu_required(void)
+{
+    const char *req = getenv("PKV_TEST_REQUIRE_GPU");
+    return req && strcmp(req, "0") != 0;
+}
+
 pkv_cuda *gpu_open_or_skip(void)
 {
     pkv_cuda *h = NULL;
-    const char *req = getenv("PKV_TEST_REQUIRE_GPU");
-    int required = req && strcmp(req, "0") != 0;
+    int required = gpu_required();
     pkv_status st;
     if (getenv("VALGRIND") && !required) skip_all("GPU tests do not run under Valgrind");
     st = pkv_cuda_open(0, &h);

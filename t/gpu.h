@@ -4,6 +4,9 @@
 
 #include "pagedkv.h"
 
+/* Whether a missing GPU fails the test: PKV_TEST_REQUIRE_GPU set to anything but "0". */
+int gpu_required(void);
+
 /* Returns an open handle or does not return (skip_all / bail). */
 pkv_cuda *gpu_open_or_skip(void);
 
