@@ -6,6 +6,8 @@
 # the empty kernel, and the floor's. Prepared in the fortieth session for doc/trials' patches.
 #
 #   doc/trials/write-decode.sh OUTDIR ROUNDS NAME=PATH...
+#   doc/trials/write-decode.sh OUTDIR summary      (the summary of OUTDIR/all.csv only, e.g.
+#                                                   after a run was stopped)
 # Environment: HEADS (default "8 16"), TOKENS ("1 8 64 256"), OPS (the three writes); a build
 # given as NAME=PATH:VAR=VALUE runs with that variable set (skeleton shapes: PKVX_WB, PKVX_CPT).
 # OUTDIR gets a CSV and a log per run: tar it to bring it back from the device tool.
@@ -13,36 +15,12 @@ set -u
 out=$1 rounds=$2
 shift 2
 builds=("$@")
-mkdir -p "$out"
-HEADS=${HEADS:-"8 16"} TOKENS=${TOKENS:-"1 8 64 256"} OPS=${OPS:-"write_bf16 write_v_bf16 write_fp8"}
 all="$out/all.csv"
-: >"$all"
-fail=0
-for ((r = 0; r < rounds; r++)); do
-    for ((k = 0; k < ${#builds[@]}; k++)); do
-        b=${builds[$(((k + r) % ${#builds[@]}))]}
-        name=${b%%=*} spec=${b#*=}
-        pkv=${spec%%:*} env=
-        [ "$spec" != "$pkv" ] && env=${spec#*:}
-        for op in $OPS; do
-            for h in $HEADS; do
-                for t in $TOKENS; do
-                    f="$out/$name-r$r-$op-$h-$t.csv"
-                    if ! env $env "$pkv" bench --rope-table --graph --op "$op" --heads "$h" \
-                        --tokens "$t" --runs 1 --csv "$f" >"$f.log" 2>&1; then
-                        echo "FAIL $name round $r $op $h x $t (exit $?)" | tee -a "$out/fail.txt"
-                        fail=1
-                        continue
-                    fi
-                    tail -n +2 "$f" | sed "s/^/$name,$r,/" >>"$all"
-                done
-            done
-        done
-    done
-done
+
 # columns after the two added: mode,op,num_kv_heads,head_dim,tokens,us_median,...,empty_us
 # (13),ratio_to_empty,...,floor_us (20)
-sort -t, -k1,1 -k4,4 -k5,5n -k7,7n "$all" | awk -F, '
+summary() {
+    sort -t, -k1,1 -k4,4 -k5,5n -k7,7n "$all" | awk -F, '
     function med(s,   n, a, i, j, x) {
         n = split(s, a, " ")
         for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
@@ -55,4 +33,39 @@ sort -t, -k1,1 -k4,4 -k5,5n -k7,7n "$all" | awk -F, '
         for (i = 1; i <= n; i++) { k = order[i]; u = med(us[k]); e = med(em[k]); f = med(fl[k])
             printf "%-36s %8.3f %8.3f %7.3f %7.3f\n", k, u, e, u / e, f / e }
     }' | tee "$out/summary.txt"
+}
+
+if [ "$rounds" = summary ]; then
+    summary
+    exit
+fi
+mkdir -p "$out"
+HEADS=${HEADS:-"8 16"} TOKENS=${TOKENS:-"1 8 64 256"} OPS=${OPS:-"write_bf16 write_v_bf16 write_fp8"}
+: >"$all"
+fail=0
+for ((r = 0; r < rounds; r++)); do
+    for ((k = 0; k < ${#builds[@]}; k++)); do
+        b=${builds[$(((k + r) % ${#builds[@]}))]}
+        name=${b%%=*} spec=${b#*=}
+        pkv=${spec%%:*} env=
+        [ "$spec" != "$pkv" ] && env=${spec#*:}
+        for op in $OPS; do
+            for h in $HEADS; do
+                for t in $TOKENS; do
+                    f="$out/$name-r$r-$op-$h-$t.csv"
+                    env $env "$pkv" bench --rope-table --graph --op "$op" --heads "$h" \
+                        --tokens "$t" --runs 1 --csv "$f" >"$f.log" 2>&1
+                    st=$?
+                    if [ $st -ne 0 ]; then
+                        echo "FAIL $name round $r $op $h x $t (exit $st)" | tee -a "$out/fail.txt"
+                        fail=1
+                        continue
+                    fi
+                    tail -n +2 "$f" | sed "s/^/$name,$r,/" >>"$all"
+                done
+            done
+        done
+    done
+done
+summary
 exit $fail

@@ -1,0 +1,77 @@
+#!/bin/bash
+# Builds, on a machine without a GPU, everything one GPU session of doc/trials needs, into one
+# folder to carry to the device (the device tool carries ignored paths; .carry is ignored):
+#   main.tar.gz, cand.tar.gz   release tarballs of HEAD and of HEAD + write-first-chunk.patch
+#   bins.txz                   pkv of main, cand and the skeleton (write-skeleton.patch), for
+#                              sm_90 only; libFuzzer + ASan + UBSan fuzzers of main (ten
+#                              targets) and cand (the four writes), stripped; the corpus
+# Fuzzers need clang, which the device lacks; the binaries load libcuda.so.1 at run time.
+# Made in the forty-first session (no GPU) so that a GPU session spends its minutes measuring.
+#
+#   doc/trials/gpu-prep.sh [CARRY_DIR]      (default .carry, from a clean checkout's root)
+# Environment: GENCODE (default sm_90's), JOBS (default: the CPU count).
+set -euo pipefail
+root=$(git rev-parse --show-toplevel)
+carry=$(realpath -m "${1:-$root/.carry}")
+gencode=${GENCODE:-"-gencode=arch=compute_90,code=sm_90"}
+jobs=${JOBS:-$(nproc)}
+work=$(mktemp -d /tmp/pkv-gpu-prep.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$carry" "$work/fz/bin" "$work/fz/pkv"
+log() { printf '== %s (%s)\n' "$*" "$(date -u +%T)"; }
+
+# checkout NAME [PATCH...]: HEAD's tree (committed files only), patched, bootstrapped
+checkout() {
+    local d="$work/$1"
+    shift
+    git clone -q "$root" "$d"
+    for p in "$@"; do git -C "$d" apply "$root/doc/trials/$p"; done
+    (cd "$d" && ./bootstrap >/dev/null 2>&1)
+}
+
+# gcc build: the tarball (if asked) and pkv
+build() {
+    local name=$1 tarball=$2
+    shift 2
+    (cd "$work/$name" && ./configure -q --with-nvcc-gencode="$gencode" "$@" >/dev/null &&
+        make -s -j"$jobs" pkv >/dev/null)
+    if [ "$tarball" = yes ]; then
+        (cd "$work/$name" && make -s dist >/dev/null && cp pagedkv-*.tar.gz "$carry/$name.tar.gz")
+    fi
+    mkdir -p "$work/fz/pkv/$name"
+    cp "$work/$name/pkv" "$work/fz/pkv/$name/pkv"
+}
+
+# clang build of the named fuzz targets into fz/bin/NAME
+fuzzers() {
+    local name=$1
+    shift
+    local d="$work/$name-fz" t
+    cp -a "$work/$name" "$d"
+    (cd "$d" && make -s distclean >/dev/null 2>&1 || true)
+    (cd "$d" && CC=clang ./configure -q --enable-fuzzing --enable-sanitizers \
+        --with-nvcc-gencode="$gencode" >/dev/null &&
+        make -s -j"$jobs" $(printf 'fuzz/fuzz_%s ' "$@") >/dev/null)
+    mkdir -p "$work/fz/bin/$name"
+    for t in "$@"; do
+        strip -o "$work/fz/bin/$name/fuzz_$t" "$d/fuzz/fuzz_$t"
+    done
+}
+
+log "main: $(git -C "$root" rev-parse --short HEAD)"
+checkout main
+build main yes
+fuzzers main fill_slots write_bf16 write_v_bf16 write_fp8 fused_bf16 fused_mrope_bf16 \
+    fused_fp8_k fused_fp8_kv crmath convert
+log "cand: + write-first-chunk.patch"
+checkout cand write-first-chunk.patch
+build cand yes
+fuzzers cand fill_slots write_bf16 write_v_bf16 write_fp8
+log "skel: + write-skeleton.patch"
+checkout skel write-skeleton.patch
+build skel no NVCCFLAGS=-DPKVK_WSKEL CFLAGS='-O2 -DPKVK_WSKEL'
+cp -a "$root/fuzz/corpus" "$work/fz/corpus"
+cp "$root/doc/trials/write-decode.sh" "$work/fz/"
+tar -cJf "$carry/bins.txz" -C "$work" fz
+log "done: $(du -sh "$carry" | cut -f1) in $carry"
+ls -l "$carry"

@@ -1,0 +1,86 @@
+#!/bin/bash
+# The device side of doc/trials/gpu-prep.sh: run from the repository root on the GPU machine
+# with the carried folder, one stage a call (each fits the device tool's 10 minutes):
+#   check NAME  NAME's release tarball (main or cand): PKV_TEST_REQUIRE_GPU=1 make check and
+#               pkv check; then NAME's fuzzers, FUZZ_SECONDS each, all at once, the fused ones
+#               also with PKV_FUZZ_MANY_WAVES=1
+#   bench       write-decode.sh on main, cand and the skeleton (three block shapes), ROUNDS
+#               rounds, stopped after BENCH_SECONDS so that what ran still comes back (with
+#               its summary)
+# Logs and results go to one tarball in $OUT (the tool brings back few files), and a summary
+# to stdout. Made in the forty-first session (no GPU): not yet run on a GPU.
+#
+#   doc/trials/gpu-run.sh check main|cand [CARRY_DIR]      (default .carry)
+#   doc/trials/gpu-run.sh bench [CARRY_DIR]
+# Environment: FUZZ_SECONDS (30), ROUNDS (3), BENCH_SECONDS (500), write-decode.sh's HEADS,
+# TOKENS and OPS, and REQUIRE_GPU (1; 0 for a dry run on a machine without a GPU).
+set -uo pipefail
+stage=$1 name=
+[ "$stage" = check ] && name=${2:?check needs main or cand} && shift
+carry=$(realpath "${2:-.carry}")
+out=${OUT:?the device tool sets OUT}
+w=/tmp/pkv-gpu-run
+mkdir -p "$w" "$out/logs"
+[ -d "$w/fz" ] || tar -xJf "$carry/bins.txz" -C "$w"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/logs/gpu.txt"
+
+# check NAME: build the tarball, run its tests with the GPU required, then pkv check
+check() {
+    local name=$1 d="$w/$1"
+    rm -rf "$d" && mkdir -p "$d" && tar -xzf "$carry/$name.tar.gz" -C "$d" --strip-components=1
+    (cd "$d" && ./configure -q --with-nvcc-gencode="-gencode=arch=compute_90,code=sm_90" &&
+        make -s -j"$(nproc)" >/dev/null) >"$out/logs/$name-build.log" 2>&1 || {
+        echo "$name: build failed"
+        return 1
+    }
+    (cd "$d" && PKV_TEST_REQUIRE_GPU=${REQUIRE_GPU:-1} make -j"$(nproc)" check) \
+        >"$out/logs/$name-check.log" 2>&1
+    echo "$name: make check exit $?"
+    cp "$d/test-suite.log" "$out/logs/$name-test-suite.log"
+    for t in "$d"/t/*.log; do cp "$t" "$out/logs/$name-t-$(basename "$t")"; done
+    grep '^# [A-Z]*:' "$d/test-suite.log"
+    (cd "$d" && ./pkv check) >"$out/logs/$name-pkv-check.log" 2>&1
+    echo "$name: pkv check exit $?"
+    tail -n 3 "$out/logs/$name-pkv-check.log"
+}
+
+# fuzz NAME TARGET [ENV...]: one libFuzzer run on a scratch copy of the target's corpus
+fuzz() {
+    local name=$1 t=$2 tag=$1-$2
+    shift 2
+    [ $# -gt 0 ] && tag=$tag-waves
+    mkdir -p "$w/corpus-$tag" && cp "$w/fz/corpus/$t"/* "$w/corpus-$tag/" 2>/dev/null
+    env ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 "$@" "$w/fz/bin/$name/fuzz_$t" \
+        -max_total_time="${FUZZ_SECONDS:-30}" -timeout=30 -rss_limit_mb=8192 -max_len=65536 \
+        -print_final_stats=1 -artifact_prefix="$out/logs/crash-$tag-" "$w/corpus-$tag" \
+        >"$out/logs/fuzz-$tag.log" 2>&1
+    echo "fuzz $tag: exit $? $(grep -o 'stat::number_of_executed_units: *[0-9]*' \
+        "$out/logs/fuzz-$tag.log" | grep -o '[0-9]*$') executions"
+}
+
+case $stage in
+check)
+    check "$name"
+    for f in "$w/fz/bin/$name"/fuzz_*; do
+        t=${f##*/fuzz_}
+        fuzz "$name" "$t" &
+        case $t in fused_*) fuzz "$name" "$t" PKV_FUZZ_MANY_WAVES=1 & ;; esac
+    done
+    wait
+    ;;
+bench)
+    p=$w/fz/pkv
+    timeout "${BENCH_SECONDS:-500}" bash "$w/fz/write-decode.sh" "$out/logs/wd" "${ROUNDS:-3}" \
+        main=$p/main/pkv cand=$p/cand/pkv skel=$p/skel/pkv skel64=$p/skel/pkv:PKVX_WB=64 \
+        skel256=$p/skel/pkv:PKVX_WB=256
+    st=$?
+    echo "write-decode.sh exit $st"
+    # stopped by the timeout: the rows that ran
+    [ $st -eq 124 ] && bash "$w/fz/write-decode.sh" "$out/logs/wd" summary
+    ;;
+*)
+    echo "usage: $0 check main|cand [CARRY_DIR] | bench [CARRY_DIR]" >&2
+    exit 2
+    ;;
+esac
+tar -czf "$out/$stage${name:+-$name}-logs.tgz" -C "$out" logs && rm -rf "$out/logs"
