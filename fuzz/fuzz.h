@@ -23,9 +23,10 @@ pkv_cuda *fz_gpu(void);
  * the device's L2 size, or none), so that the fused targets' calls reach both forms. */
 void fz_gpu_streaming(int on);
 
-/* PKV_FUZZ_MANY_WAVES is set: the GPU handle's launcher sees one multiprocessor, so that small
- * cases take the kernels meant for calls of many waves (which kernel runs is a performance
- * choice; the bytes must not depend on it), and the fused targets rotate whole heads. */
+/* PKV_FUZZ_MANY_WAVES is on (lib/env.h): the GPU handle's launcher sees one multiprocessor, so
+ * that small cases take the kernels meant for calls of many waves (which kernel runs is a
+ * performance choice; the bytes must not depend on it), and the fused targets rotate whole
+ * heads. */
 int fz_many_waves(void);
 
 /* Every numeric primitive on the GPU for in[0..n) against the host's; aborts on a difference

@@ -1,9 +1,10 @@
 /* The fuzzers' CUDA backend: one handle per process, opened on first use unless
- * PKV_FUZZ_NO_GPU is set; without a GPU every target runs its CPU checks only. */
+ * PKV_FUZZ_NO_GPU is set (lib/env.h); without a GPU every target runs its CPU checks only. */
 #include "config.h"
 #include "fuzz.h"
 #include "pagedkv.h"
 #include "../lib/cuda_plan.h"
+#include "../lib/env.h"
 #include "../t/bits.h"
 
 #include <stdio.h>
@@ -18,7 +19,7 @@ pkv_cuda *fz_gpu(void)
     static pkv_cuda *h;
     if (!tried) {
         tried = 1;
-        if (!getenv("PKV_FUZZ_NO_GPU") && pkv_cuda_open(0, &h) != PKV_OK) h = NULL;
+        if (!pkvi_env_on("PKV_FUZZ_NO_GPU") && pkv_cuda_open(0, &h) != PKV_OK) h = NULL;
         if (h) l2_bytes = h->l2_bytes;
         if (h && fz_many_waves()) h->sm_count = 1; /* fuzz/fuzz.h */
         fprintf(stderr, "pagedkv fuzz: backends: reference%s%s\n", h ? " + CUDA " : "",
@@ -35,7 +36,7 @@ void fz_gpu_streaming(int on)
 
 int fz_many_waves(void)
 {
-    return getenv("PKV_FUZZ_MANY_WAVES") != NULL;
+    return pkvi_env_on("PKV_FUZZ_MANY_WAVES");
 }
 
 static int same_or_both_nan(uint32_t a, uint32_t b)

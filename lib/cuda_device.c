@@ -3,6 +3,7 @@
 #include "config.h"
 #include "cuda_device.h"
 #include "fatbin.h"
+#include "env.h"
 #include "status.h"
 
 #include <stdio.h>
@@ -76,8 +77,7 @@ static pkv_status load_module(pkv_cuda *h)
     }
     {
         /* PKV_CUDA_JIT_PTX=1: the compute_80 PTX, compiled by the driver (a test mode) */
-        const char *jit = getenv("PKV_CUDA_JIT_PTX");
-        int use_ptx = jit && *jit && strcmp(jit, "0") != 0;
+        int use_ptx = pkvi_env_on("PKV_CUDA_JIT_PTX");
         pkvi_CUresult r = h->cu->cuModuleLoadData(&h->module, use_ptx ? pkvi_ptx80 : pkvi_fatbin);
         if (use_ptx && !r) strncat(h->description, " [compute_80 PTX, JIT]",
                                    sizeof h->description - strlen(h->description) - 1);

@@ -13,6 +13,7 @@
 #include "refkit.h"
 #include "pagedkv.h"
 #include "../lib/cuda_device.h"
+#include "../lib/env.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -154,12 +155,6 @@ static int run(pkv_cuda *h, const bufs *b, int where, int *slots_bad, int *pools
     return failed;
 }
 
-static int env_set(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
 int main(void)
 {
     pkv_cuda *h = gpu_open_or_skip();
@@ -169,9 +164,9 @@ int main(void)
     is_int(pkv_cuda_set_pdl(NULL, 1), PKV_EINVAL, "set_pdl: a NULL handle is PKV_EINVAL");
     if (h->cu->cuDriverGetVersion(&version)) bail("cuDriverGetVersion");
     /* the default build has sm_90 code (or PTX for later GPUs); the compute_80 PTX has none */
-    want = sm >= 90 && version >= 12030 && !env_set("PKV_CUDA_JIT_PTX");
+    want = sm >= 90 && version >= 12030 && !pkvi_env_on("PKV_CUDA_JIT_PTX");
     diag("sm_%d, driver %d, PKV_CUDA_JIT_PTX %s", sm, version,
-         env_set("PKV_CUDA_JIT_PTX") ? "set" : "unset");
+         pkvi_env_on("PKV_CUDA_JIT_PTX") ? "set" : "unset");
     is_int(pkv_cuda_set_pdl(h, 1), want ? PKV_OK : PKV_ENOTSUP,
            "set_pdl(1): %s on this device and driver", want ? "available" : "not available");
     is_int(atomic_load(&h->pdl), want, "launches ask for the overlap when it is on");

@@ -1,6 +1,7 @@
 /* See gpu.h. */
 #include "gpu.h"
 #include "tap.h"
+#include "../lib/env.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,7 @@ static int nallocs;
 
 int gpu_required(void)
 {
-    const char *req = getenv("PKV_TEST_REQUIRE_GPU");
-    return req && strcmp(req, "0") != 0;
+    return pkvi_env_on("PKV_TEST_REQUIRE_GPU");
 }
 
 pkv_cuda *gpu_open_or_skip(void)

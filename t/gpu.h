@@ -4,7 +4,7 @@
 
 #include "pagedkv.h"
 
-/* Whether a missing GPU fails the test: PKV_TEST_REQUIRE_GPU set to anything but "0". */
+/* Whether a missing GPU fails the test: PKV_TEST_REQUIRE_GPU set, not to "" or "0". */
 int gpu_required(void);
 
 /* Returns an open handle or does not return (skip_all / bail). */
