@@ -71,7 +71,7 @@ static void row(const char *name, long cases, unsigned long long bytes, unsigned
     printf("%-18s %8ld %14llu %11llu %8.2fs\n", name, cases, bytes, bad, secs);
 }
 
-int pkvi_check_main(int quick)
+int pkvi_check_main(int quick, int require_gpu)
 {
     static const uint32_t nkvs[] = {1, 2, 8}, hds[] = {2, 64, 80, 128, 256, 512},
                           bss[] = {1, 7, 16}, toks[] = {0, 1, 3, 33};
@@ -86,6 +86,11 @@ int pkvi_check_main(int quick)
     if (pkv_cuda_open(0, &gpu) != PKV_OK) {
         snprintf(gpu_why, sizeof gpu_why, "%s", pkv_last_error());
         gpu = NULL;
+        /* a GPU host's check must not pass by comparing the reference alone */
+        if (require_gpu) {
+            fprintf(stderr, "pkv check: --gpu: no CUDA backend (%s)\n", gpu_why);
+            return 3;
+        }
     }
     printf("%-18s %8s %14s %11s %9s\n", "op (reference)", "cases", "bytes", "mismatches", "time");
     check_fill_slots(quick, &fill);

@@ -16,7 +16,8 @@ static const char usage[] =
     "\n"
     "commands:\n"
     "  check      sweep shapes and hostile inputs through every backend, comparing whole\n"
-    "             poisoned cache pools; exit status 1 on any mismatch (--quick: fewer)\n"
+    "             poisoned cache pools; exit status 1 on any mismatch (--quick: fewer\n"
+    "             cases; --gpu: exit status 3 if the CUDA backend cannot be opened)\n"
     "  bench      time every op on GPU 0 against the copy bandwidth, an empty kernel, a\n"
     "             floor kernel (the loads every launch waits for) and a baseline\n"
     "             (--quick: fewer rows; --graph: time CUDA-graph replays;\n"
@@ -118,8 +119,20 @@ int main(int argc, char **argv)
         }
         return pkvi_bench_main(&o);
     }
-    if (strcmp(argv[1], "check") == 0)
-        return pkvi_check_main(argc > 2 && strcmp(argv[2], "--quick") == 0);
+    if (strcmp(argv[1], "check") == 0) {
+        int quick = 0, gpu = 0;
+        for (int i = 2; i < argc; i++) {
+            if (strcmp(argv[i], "--quick") == 0)
+                quick = 1;
+            else if (strcmp(argv[i], "--gpu") == 0)
+                gpu = 1;
+            else {
+                fprintf(stderr, "pkv check: unknown argument '%s'\n", argv[i]);
+                return 2;
+            }
+        }
+        return pkvi_check_main(quick, gpu);
+    }
     fprintf(stderr, "pkv: unknown command '%s'\n%s", argv[1], usage);
     return 2;
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
-# The pkv tool: help, an unknown command, and "pkv check --quick" passing with a full table.
+# The pkv tool: help, an unknown command, and "pkv check --quick" passing with a full table;
+# "pkv check --gpu" fails where there is no GPU and passes where there is one.
 pkv="${BUILDDIR:-.}/pkv"
-echo "1..16"
+echo "1..20"
 n=0
 t() { n=$((n + 1)); if eval "$1"; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
 t '"$pkv" --help | grep -q "check"' "pkv --help lists the commands"
@@ -17,8 +18,28 @@ t '"$pkv" bench --runs 0 2>/dev/null; [ $? -eq 2 ]' "  and --runs 0"
 t '"$pkv" bench --runs 16 2>/dev/null; [ $? -eq 2 ]' "  and --runs past 15"
 t '"$pkv" bench --runs 3x 2>/dev/null; [ $? -eq 2 ]' "  and --runs 3x"
 t '"$pkv" bench --graph --cold-l2 2>/dev/null; [ $? -eq 2 ]' "  and --cold-l2 with --graph (a graph has no gap to clear L2 in)"
-out=$("$pkv" check --quick)
+t '"$pkv" check --bogus 2>/dev/null; [ $? -eq 2 ]' "pkv check: an unknown option exits 2 (before any case)"
+t '"$pkv" check --quick extra 2>/dev/null; [ $? -eq 2 ]' "  and an extra argument after --quick"
+# with a GPU the sweep must reach it (--gpu); PKV_TEST_REQUIRE_GPU (set, not "" or "0") as
+# in the GPU tests: no GPU is then a failure, not a pass of the reference alone
+gpu=--gpu
+if "$pkv" info | grep -q '^GPUs: *none'; then
+    case "${PKV_TEST_REQUIRE_GPU:-0}" in
+    0) gpu= ;;
+    *) echo "Bail out! PKV_TEST_REQUIRE_GPU is set but pkv info finds no GPU"; exit 1 ;;
+    esac
+fi
+out=$("$pkv" check --quick $gpu)
 st=$?
-t '[ $st -eq 0 ]' "pkv check --quick exits 0"
+t '[ $st -eq 0 ]' "pkv check --quick${gpu:+ $gpu} exits 0"
 t 'echo "$out" | grep -q "^PASS: 0 mismatches"' "it reports no mismatch"
 t '[ "$(echo "$out" | grep -c -E "^(fill_slots|write_|fused_)")" -ge 8 ]' "its table has all eight ops"
+if [ -z "$gpu" ]; then
+    "$pkv" check --quick --gpu >/dev/null 2>&1
+    st=$?
+    t '[ $st -eq 3 ]' "no GPU: pkv check --quick --gpu exits 3"
+    t '"$pkv" check --quick --gpu 2>&1 >/dev/null | grep -q "no CUDA backend"' "  and says why"
+else
+    t 'echo "$out" | grep -q "^op (CUDA)"' "a GPU: the table has the CUDA backend's rows"
+    t '[ "$(echo "$out" | grep -c -E "^(write_|fused_)")" -ge 14 ]' "  for the seven cache writes"
+fi
