@@ -2,8 +2,8 @@
 # The device side of doc/trials/gpu-prep.sh: run from the repository root on the GPU machine
 # with the carried folder, one stage a call (each fits the device tool's 10 minutes):
 #   check NAME  NAME's release tarball (main or cand): PKV_TEST_REQUIRE_GPU=1 make check and
-#               pkv check; then NAME's fuzzers, FUZZ_SECONDS each, all at once, the fused ones
-#               also with PKV_FUZZ_MANY_WAVES=1
+#               pkv check --gpu; then NAME's fuzzers, FUZZ_SECONDS each, all at once, the
+#               fused ones also with PKV_FUZZ_MANY_WAVES=1
 #   bench       write-decode.sh on main, cand and the skeleton (three block shapes), ROUNDS
 #               rounds, stopped after BENCH_SECONDS so that what ran still comes back (with
 #               its summary)
@@ -20,6 +20,8 @@ stage=$1 name=
 carry=$(realpath "${2:-.carry}")
 out=${OUT:?the device tool sets OUT}
 w=/tmp/pkv-gpu-run
+req=${REQUIRE_GPU:-1} gpu_flag=--gpu
+[ "$req" = 0 ] && gpu_flag=
 mkdir -p "$w" "$out/logs"
 [ -d "$w/fz" ] || tar -xJf "$carry/bins.txz" -C "$w"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/logs/gpu.txt"
@@ -33,14 +35,14 @@ check() {
         echo "$name: build failed"
         return 1
     }
-    (cd "$d" && PKV_TEST_REQUIRE_GPU=${REQUIRE_GPU:-1} make -j"$(nproc)" check) \
+    (cd "$d" && PKV_TEST_REQUIRE_GPU=$req make -j"$(nproc)" check) \
         >"$out/logs/$name-check.log" 2>&1
     echo "$name: make check exit $?"
     cp "$d/test-suite.log" "$out/logs/$name-test-suite.log"
     for t in "$d"/t/*.log; do cp "$t" "$out/logs/$name-t-$(basename "$t")"; done
     grep '^# [A-Z]*:' "$d/test-suite.log"
-    (cd "$d" && ./pkv check) >"$out/logs/$name-pkv-check.log" 2>&1
-    echo "$name: pkv check exit $?"
+    (cd "$d" && ./pkv check $gpu_flag) >"$out/logs/$name-pkv-check.log" 2>&1
+    echo "$name: pkv check $gpu_flag exit $?"
     tail -n 3 "$out/logs/$name-pkv-check.log"
 }
 
@@ -55,7 +57,8 @@ fuzz() {
         -print_final_stats=1 -artifact_prefix="$out/logs/crash-$tag-" "$w/corpus-$tag" \
         >"$out/logs/fuzz-$tag.log" 2>&1
     echo "fuzz $tag: exit $? $(grep -o 'stat::number_of_executed_units: *[0-9]*' \
-        "$out/logs/fuzz-$tag.log" | grep -o '[0-9]*$') executions"
+        "$out/logs/fuzz-$tag.log" | grep -o '[0-9]*$') executions;" \
+        "$(grep -m1 -o 'backends: .*' "$out/logs/fuzz-$tag.log")"
 }
 
 case $stage in
