@@ -16,7 +16,8 @@ FZ_TARGETS(FZ_DECLARE)
 
 typedef struct pkv_cuda pkv_cuda;
 
-/* The GPU, or NULL (none, or PKV_FUZZ_NO_GPU set). */
+/* The GPU, or NULL (none, or PKV_FUZZ_NO_GPU set); aborts where there is none and
+ * PKV_TEST_REQUIRE_GPU is set. */
 pkv_cuda *fz_gpu(void);
 
 /* Whether the launcher may take the halves kernels' streaming variants (lib/cuda_warp_plan.c:

@@ -1,5 +1,6 @@
 /* The fuzzers' CUDA backend: one handle per process, opened on first use unless
- * PKV_FUZZ_NO_GPU is set (lib/env.h); without a GPU every target runs its CPU checks only. */
+ * PKV_FUZZ_NO_GPU is set (lib/env.h); without a GPU every target runs its CPU checks only, or,
+ * with PKV_TEST_REQUIRE_GPU set, aborts. */
 #include "config.h"
 #include "fuzz.h"
 #include "pagedkv.h"
@@ -19,7 +20,15 @@ pkv_cuda *fz_gpu(void)
     static pkv_cuda *h;
     if (!tried) {
         tried = 1;
-        if (!pkvi_env_on("PKV_FUZZ_NO_GPU") && pkv_cuda_open(0, &h) != PKV_OK) h = NULL;
+        if (!pkvi_env_on("PKV_FUZZ_NO_GPU") && pkv_cuda_open(0, &h) != PKV_OK) {
+            h = NULL;
+            /* a GPU host's fuzzing must not run the reference alone unnoticed */
+            if (pkvi_env_on("PKV_TEST_REQUIRE_GPU")) {
+                fprintf(stderr, "pagedkv fuzz: PKV_TEST_REQUIRE_GPU is set but no GPU: %s\n",
+                        pkv_last_error());
+                abort();
+            }
+        }
         if (h) l2_bytes = h->l2_bytes;
         if (h && fz_many_waves()) h->sm_count = 1; /* fuzz/fuzz.h */
         fprintf(stderr, "pagedkv fuzz: backends: reference%s%s\n", h ? " + CUDA " : "",

@@ -55,6 +55,7 @@ int main(int argc, char **argv)
             }
         bail("unknown target %s", argv[1]);
     }
+    diag("backends: reference%s", fz_gpu() ? " + CUDA" : "");
     for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
         DIR *d;
         struct dirent *e;
