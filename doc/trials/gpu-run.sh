@@ -52,7 +52,8 @@ fuzz() {
     shift 2
     [ $# -gt 0 ] && tag=$tag-waves
     mkdir -p "$w/corpus-$tag" && cp "$w/fz/corpus/$t"/* "$w/corpus-$tag/" 2>/dev/null
-    env ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 "$@" "$w/fz/bin/$name/fuzz_$t" \
+    env ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 PKV_TEST_REQUIRE_GPU=$req "$@" \
+        "$w/fz/bin/$name/fuzz_$t" \
         -max_total_time="${FUZZ_SECONDS:-30}" -timeout=30 -rss_limit_mb=8192 -max_len=65536 \
         -print_final_stats=1 -artifact_prefix="$out/logs/crash-$tag-" "$w/corpus-$tag" \
         >"$out/logs/fuzz-$tag.log" 2>&1
