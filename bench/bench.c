@@ -249,6 +249,25 @@ int pkvi_bench_main(const pkvi_bench_opts *o)
         fprintf(stderr, "pkv bench: --runs takes 1 to %d\n", PKVI_BENCH_MAX_RUNS);
         return 2;
     }
+    if (o->only_op) {
+        int known = 0;
+        for (int op = PKV_OP_WRITE_BF16; op < PKV_OP_COUNT; op++)
+            known |= strcmp(o->only_op, pkv_op_name((pkv_op)op)) == 0;
+        if (!known) {
+            fprintf(stderr, "pkv bench: --op takes write_bf16 .. fused_fp8_kv, not '%s'\n",
+                    o->only_op);
+            return 2;
+        }
+    }
+    if (o->only_heads) {
+        int known = 0;
+        for (size_t gi = 0; gi < sizeof geo / sizeof *geo; gi++)
+            known |= geo[gi][0] == o->only_heads;
+        if (!known) {
+            fprintf(stderr, "pkv bench: --heads takes 8, 4, 1 or 16 (the geometries' KV heads)\n");
+            return 2;
+        }
+    }
     if (o->cold_l2 && o->graph) {
         fprintf(stderr, "pkv bench: --cold-l2 times single launches (a graph has no gap)\n");
         return 2;

@@ -32,6 +32,21 @@ static const char usage[] =
     "  --help     print this help\n"
     "  --version  print the version\n";
 
+/* s as a number in 1 .. max, digits only (strtoul would take a sign, spaces and a tail) */
+static int whole(const char *s, unsigned long max, unsigned *out)
+{
+    unsigned long n = 0;
+    if (!*s) return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9') return -1;
+        n = n * 10 + (unsigned long)(*s - '0');
+        if (n > max) return -1;
+    }
+    if (n < 1) return -1;
+    *out = (unsigned)n;
+    return 0;
+}
+
 static int info(void)
 {
     printf("pagedkv %s\n", pkv_version());
@@ -100,18 +115,21 @@ int main(int argc, char **argv)
                 o.csv_path = argv[++i];
             else if (strcmp(argv[i], "--op") == 0 && i + 1 < argc)
                 o.only_op = argv[++i];
-            else if (strcmp(argv[i], "--tokens") == 0 && i + 1 < argc)
-                o.only_tokens = (unsigned)strtoul(argv[++i], NULL, 10);
-            else if (strcmp(argv[i], "--heads") == 0 && i + 1 < argc)
-                o.only_heads = (unsigned)strtoul(argv[++i], NULL, 10);
-            else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
-                char *end;
-                unsigned long n = strtoul(argv[++i], &end, 10);
-                if (*end || n < 1 || n > PKVI_BENCH_MAX_RUNS) {
+            else if (strcmp(argv[i], "--tokens") == 0 && i + 1 < argc) {
+                if (whole(argv[++i], PKV_MAX_TOKENS, &o.only_tokens)) {
+                    fprintf(stderr, "pkv bench: --tokens takes 1 to %u\n", PKV_MAX_TOKENS);
+                    return 2;
+                }
+            } else if (strcmp(argv[i], "--heads") == 0 && i + 1 < argc) {
+                if (whole(argv[++i], UINT32_MAX, &o.only_heads)) {
+                    fprintf(stderr, "pkv bench: --heads takes a number of KV heads\n");
+                    return 2;
+                }
+            } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+                if (whole(argv[++i], PKVI_BENCH_MAX_RUNS, &o.runs)) {
                     fprintf(stderr, "pkv bench: --runs takes 1 to %d\n", PKVI_BENCH_MAX_RUNS);
                     return 2;
                 }
-                o.runs = (unsigned)n;
             } else {
                 fprintf(stderr, "pkv bench: unknown argument '%s'\n", argv[i]);
                 return 2;

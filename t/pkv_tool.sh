@@ -2,7 +2,7 @@
 # The pkv tool: help, an unknown command, and "pkv check --quick" passing with a full table;
 # "pkv check --gpu" fails where there is no GPU and passes where there is one.
 pkv="${BUILDDIR:-.}/pkv"
-echo "1..20"
+echo "1..26"
 n=0
 t() { n=$((n + 1)); if eval "$1"; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
 t '"$pkv" --help | grep -q "check"' "pkv --help lists the commands"
@@ -18,6 +18,12 @@ t '"$pkv" bench --runs 0 2>/dev/null; [ $? -eq 2 ]' "  and --runs 0"
 t '"$pkv" bench --runs 16 2>/dev/null; [ $? -eq 2 ]' "  and --runs past 15"
 t '"$pkv" bench --runs 3x 2>/dev/null; [ $? -eq 2 ]' "  and --runs 3x"
 t '"$pkv" bench --graph --cold-l2 2>/dev/null; [ $? -eq 2 ]' "  and --cold-l2 with --graph (a graph has no gap to clear L2 in)"
+t '"$pkv" bench --op write_bf15 2>/dev/null; [ $? -eq 2 ]' "  and --op with an unknown op (an empty table before)"
+t '"$pkv" bench --op fill_slots 2>/dev/null; [ $? -eq 2 ]' "  and --op fill_slots (not timed)"
+t '"$pkv" bench --heads 3 2>/dev/null; [ $? -eq 2 ]' "  and --heads 3 (no such geometry)"
+t '"$pkv" bench --tokens 0 2>/dev/null; [ $? -eq 2 ]' "  and --tokens 0 (every count before)"
+t '"$pkv" bench --tokens 8x 2>/dev/null; [ $? -eq 2 ]' "  and --tokens 8x"
+t '"$pkv" bench --tokens " 8" 2>/dev/null; [ $? -eq 2 ]' "  and --tokens with a space"
 t '"$pkv" check --bogus 2>/dev/null; [ $? -eq 2 ]' "pkv check: an unknown option exits 2 (before any case)"
 t '"$pkv" check --quick extra 2>/dev/null; [ $? -eq 2 ]' "  and an extra argument after --quick"
 # with a GPU the sweep must reach it (--gpu); PKV_TEST_REQUIRE_GPU (set, not "" or "0") as
