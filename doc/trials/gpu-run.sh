@@ -42,7 +42,7 @@ check() {
     for t in "$d"/t/*.log; do cp "$t" "$out/logs/$name-t-$(basename "$t")"; done
     grep '^# [A-Z]*:' "$d/test-suite.log"
     (cd "$d" && ./pkv check $gpu_flag) >"$out/logs/$name-pkv-check.log" 2>&1
-    echo "$name: pkv check $gpu_flag exit $?"
+    echo "$name: pkv check${gpu_flag:+ $gpu_flag} exit $?"
     tail -n 3 "$out/logs/$name-pkv-check.log"
 }
 
