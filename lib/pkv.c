@@ -91,6 +91,10 @@ int main(int argc, char **argv)
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if ((strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "info") == 0) && argc > 2) {
+        fprintf(stderr, "pkv %s: unexpected argument '%s'\n", argv[1], argv[2]);
+        return 2;
+    }
     if (strcmp(argv[1], "--version") == 0) {
         printf("pkv (pagedkv) %s\n", pkv_version());
         return 0;
