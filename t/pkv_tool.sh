@@ -49,5 +49,5 @@ if [ -z "$gpu" ]; then
     t '"$pkv" check --quick --gpu 2>&1 >/dev/null | grep -q "no CUDA backend"' "  and says why"
 else
     t 'echo "$out" | grep -q "^op (CUDA)"' "a GPU: the table has the CUDA backend's rows"
-    t '[ "$(echo "$out" | grep -c -E "^(write_|fused_)")" -ge 14 ]' "  for the seven cache writes"
+    t '[ "$(echo "$out" | grep -c -E "^(write_|fused_)")" -ge 14 ]' "  one for each op it launches (seven)"
 fi
