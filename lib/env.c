@@ -1,3 +1,4 @@
+/* The environment switches' one rule (env.h). */
 #include "config.h"
 #include "env.h"
 
