@@ -68,6 +68,7 @@ typedef struct pkvk_write32_params {
     pkvk_write_params w;
     pkvk_div32 div_cpr, div_bs;
     uint32_t prefetch_blocks; /* the blocks of a first wave (they prefetch before the wait) */
+    uint32_t flat;            /* block_stride == block_size * row: a slot's row at slot * row */
 } pkvk_write32_params;
 
 typedef struct pkvk_fused_params {

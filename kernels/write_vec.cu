@@ -68,26 +68,53 @@ extern "C" __global__ void pkvk_write_vec(const pkvk_write_params p)
         pkvk_write_chunk(p, i / cpr, i % cpr);
 }
 
-// Chunk i of a pkvk_write_vec32 call: the token and the slot's block by the launch's divisors,
-// offsets as sums of 32 x 32 -> 64-bit products (kernels/fused_common.cuh)
-__device__ __forceinline__ void pkvk_write_chunk32(const pkvk_write32_params &q, unsigned i,
-                                                   unsigned cpr)
+// A pkvk_write_vec32 chunk, c of its token's row, from its K (0 for V only), V and slot
+// addresses. A valid slot's row is at slot x row when the pool's blocks are dense (q.flat: the
+// launcher's test of block_stride == block_size x row), which spares the division's five
+// dependent instructions between the slot's arrival and the stores.
+__device__ __forceinline__ void pkvk_write_chunk32_at(const pkvk_write32_params &q, unsigned c,
+                                                      const uint4 *kp, const uint4 *vp,
+                                                      const long long *sp)
 {
     const pkvk_write_params &p = q.w;
-    const unsigned t = pkvk_div32_q(i, q.div_cpr), c = i - t * cpr;
-    uint4 kx = make_uint4(0, 0, 0, 0), vx;
-    if (p.key)
-        kx = ((const uint4 *)((const unsigned short *)p.key +
-                              (uint64_t)t * (uint32_t)p.k_stride))[c];
-    vx = ((const uint4 *)((const unsigned short *)p.value + (uint64_t)t * (uint32_t)p.v_stride))[c];
-    const long long slot = ((const long long *)p.slots)[t];
+    uint4 kx = make_uint4(0, 0, 0, 0);
+    if (kp) kx = *kp;
+    const uint4 vx = *vp;
+    const long long slot = *sp;
     const int kind = pkvi_slot_kind(slot, p.g.num_slots);
     if (kind == PKVI_SLOT_OOB && c == 0 && p.oob) atomicAdd((unsigned long long *)p.oob, 1ull);
     if (kind != PKVI_SLOT_OK) return;
-    const uint32_t s = (uint32_t)slot, b = pkvk_div32_q(s, q.div_bs);
-    const uint64_t off = (uint64_t)b * (uint32_t)p.g.block_stride +
-                         (uint64_t)(s - b * p.g.block_size) * (uint32_t)p.g.row;
+    const uint32_t s = (uint32_t)slot;
+    uint64_t off;
+    if (q.flat) {
+        off = (uint64_t)s * (uint32_t)p.g.row;
+    } else {
+        const uint32_t b = pkvk_div32_q(s, q.div_bs);
+        off = (uint64_t)b * (uint32_t)p.g.block_stride +
+              (uint64_t)(s - b * p.g.block_size) * (uint32_t)p.g.row;
+    }
     pkvk_write_store(p, off / 8 + c, kx, vx);
+}
+
+// The addresses of chunk i: the token by the launch's divisor, offsets as 32 x 32 -> 64-bit
+// products (kernels/fused_common.cuh)
+struct pkvk_write_chunk_addr {
+    unsigned c;
+    const uint4 *k, *v;
+    const long long *s;
+};
+__device__ __forceinline__ pkvk_write_chunk_addr pkvk_write_addr32(const pkvk_write32_params &q,
+                                                                   unsigned i)
+{
+    const pkvk_write_params &p = q.w;
+    const unsigned t = pkvk_div32_q(i, q.div_cpr);
+    pkvk_write_chunk_addr a;
+    a.c = i - t * q.div_cpr.d;
+    const unsigned short *kr = (const unsigned short *)p.key, *vr = (const unsigned short *)p.value;
+    a.k = kr ? (const uint4 *)(kr + (uint64_t)t * (uint32_t)p.k_stride) + a.c : nullptr;
+    a.v = (const uint4 *)(vr + (uint64_t)t * (uint32_t)p.v_stride) + a.c;
+    a.s = (const long long *)p.slots + t;
+    return a;
 }
 
 // pkvk_write_vec for calls of fewer than 2^32 chunks whose valid slots, block stride, row and
@@ -96,31 +123,36 @@ __device__ __forceinline__ void pkvk_write_chunk32(const pkvk_write32_params &q,
 // token) and again before its stores (the slot's block), and at decode sizes those are the
 // launch's time. On the H200, three interleaved rounds: graph replays 4.5-11.5% faster at 1 to
 // 64 tokens, 1.2% slower at 256, -1.6% to +0.1% from 2,048; single launches -7.6% to +3.3% at 1
-// to 256 tokens (doc/PERFORMANCE-HISTORY.md, thirty-fifth session).
+// to 256 tokens (doc/PERFORMANCE-HISTORY.md, thirty-fifth session). A thread's first chunk's
+// addresses are computed before the dependency wait (arithmetic on the launch's parameters
+// only; no load moves), so that its loads issue as the wait returns: on the H200, graph
+// replays of K+V writes 1.9-12.6% faster at 1 to 256 tokens, V-only writes 0-1.8% slower
+// (three interleaved rounds; doc/PERFORMANCE-HISTORY.md, forty-second session).
 extern "C" __global__ void pkvk_write_vec32(const pkvk_write32_params q)
 {
     pkvk_launch_dependents(); // first (grid_dep.cuh)
-    const unsigned cpr = q.div_cpr.d, n = q.w.num_tokens * cpr;
+    const unsigned n = q.w.num_tokens * q.div_cpr.d;
     const unsigned i0 = blockIdx.x * blockDim.x + threadIdx.x;
-    // the first chunk's inputs, while the kernel ahead finishes, in the blocks of a first wave
-    // (grid_dep.cuh); a bound from the launch, as %nsmid's read made V-only writes at 8 x 128 x 1
-    // 0.09 us slower on the H200 (graph replays; doc/PERFORMANCE-HISTORY.md, thirty-seventh
-    // session)
-    if (i0 < n && blockIdx.x < q.prefetch_blocks) {
-        const pkvk_write_params &p = q.w;
-        const unsigned t = pkvk_div32_q(i0, q.div_cpr), c = i0 - t * cpr;
-        if (p.key)
-            pkvk_prefetch_l2((const uint4 *)((const unsigned short *)p.key +
-                                             (uint64_t)t * (uint32_t)p.k_stride) +
-                             c);
-        pkvk_prefetch_l2(
-            (const uint4 *)((const unsigned short *)p.value + (uint64_t)t * (uint32_t)p.v_stride) +
-            c);
-        if (c == 0) pkvk_prefetch_l2((const long long *)p.slots + t);
+    pkvk_write_chunk_addr a = {0, nullptr, nullptr, nullptr};
+    if (i0 < n) {
+        a = pkvk_write_addr32(q, i0);
+        // the first chunk's inputs, while the kernel ahead finishes, in the blocks of a first
+        // wave (grid_dep.cuh); a bound from the launch, as %nsmid's read made V-only writes at
+        // 8 x 128 x 1 0.09 us slower on the H200 (graph replays; doc/PERFORMANCE-HISTORY.md,
+        // thirty-seventh session)
+        if (blockIdx.x < q.prefetch_blocks) {
+            if (a.k) pkvk_prefetch_l2(a.k);
+            pkvk_prefetch_l2(a.v);
+            if (a.c == 0) pkvk_prefetch_l2(a.s);
+        }
     }
     pkvk_grid_wait();
-    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        pkvk_write_chunk32(q, i, cpr);
-        if (gridDim.x * blockDim.x > n - i) break; // no wrap of the 32-bit index
+    if (i0 >= n) return;
+    pkvk_write_chunk32_at(q, a.c, a.k, a.v, a.s);
+    const unsigned step = gridDim.x * blockDim.x;
+    for (unsigned i = i0; step < n - i;) { // i + step < n: no wrap of the 32-bit index
+        i += step;
+        a = pkvk_write_addr32(q, i);
+        pkvk_write_chunk32_at(q, a.c, a.k, a.v, a.s);
     }
 }

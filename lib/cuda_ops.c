@@ -150,6 +150,7 @@ pkv_status pkvi_cuda_write_plan(pkv_cuda *h, pkv_op op, const pkv_write_desc *d,
     /* the blocks that fit the multiprocessors at once (the write kernels' registers allow every
      * resident thread): only they can start before the kernel ahead has finished */
     pp->prefetch_blocks = (uint32_t)h->sm_count * ((uint32_t)h->threads_per_sm / plan->block);
+    pp->flat = g.block_stride == (uint64_t)d->cache.block_size * g.row;
     return PKV_OK;
 }
 

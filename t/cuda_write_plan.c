@@ -112,6 +112,23 @@ static void writes(pkv_cuda *h)
         is_int(wkernel(h, ops[i], &d, a + 2), PKVI_K_WRITE,
                "  sources one element off: element kernel");
     }
+    /* a slot's row at slot x row when the blocks are dense (kernels/write_vec.cu) */
+    d = wdesc(8, 128, 64);
+    ok(wkernel(h, ops[0], &d, a) == PKVI_K_WRITE_VEC32 && last_wp.flat == 1,
+       "dense blocks (block stride 0): 32-bit, flat (%u)", last_wp.flat);
+    d.cache.block_stride = 16u * 1024u;
+    ok(wkernel(h, ops[0], &d, a) == PKVI_K_WRITE_VEC32 && last_wp.flat == 1,
+       "  block stride 16 x 1,024 given: flat (%u)", last_wp.flat);
+    d.cache.block_stride = 16u * 1024u + 8u;
+    ok(wkernel(h, ops[0], &d, a) == PKVI_K_WRITE_VEC32 && last_wp.flat == 0,
+       "  block stride 16 x 1,024 + 8: not flat (%u)", last_wp.flat);
+    d.cache.block_size = 7;
+    d.cache.block_stride = 0;
+    ok(wkernel(h, ops[2], &d, a) == PKVI_K_WRITE_VEC32 && last_wp.flat == 1,
+       "  block_size 7, dense: flat (%u)", last_wp.flat);
+    d.cache.block_stride = 8u * 1024u;
+    ok(wkernel(h, ops[2], &d, a) == PKVI_K_WRITE_VEC32 && last_wp.flat == 0,
+       "  block_size 7, block stride 8 x 1,024: not flat (%u)", last_wp.flat);
     d = wdesc(8, 128, 64);
     d.cache.block_stride = TWO32 - 8u;
     is_int(wkernel(h, ops[0], &d, a), PKVI_K_WRITE_VEC32, "block stride 2^32 - 8: 32-bit");
