@@ -9,7 +9,9 @@
 # Made in the forty-first session (no GPU) so that a GPU session spends its minutes measuring.
 #
 #   doc/trials/gpu-prep.sh [CARRY_DIR]      (default .carry, from a clean checkout's root)
-# Environment: GENCODE (default sm_90's), JOBS (default: the CPU count).
+# Environment: GENCODE (default sm_90's), JOBS (default: the CPU count), BASE (the commit to
+# build, default HEAD; the two patches apply to ffc1298, where write-first-chunk.patch had not
+# yet landed: BASE=ffc1298 rebuilds the forty-second session's A/B).
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 carry=$(realpath -m "${1:-$root/.carry}")
@@ -25,6 +27,7 @@ checkout() {
     local d="$work/$1"
     shift
     git clone -q "$root" "$d"
+    git -C "$d" checkout -q "${BASE:-HEAD}"
     for p in "$@"; do git -C "$d" apply "$root/doc/trials/$p"; done
     (cd "$d" && ./bootstrap >/dev/null 2>&1)
 }
@@ -58,7 +61,7 @@ fuzzers() {
     done
 }
 
-log "main: $(git -C "$root" rev-parse --short HEAD)"
+log "main: $(git -C "$root" rev-parse --short "${BASE:-HEAD}")"
 checkout main
 build main yes
 fuzzers main fill_slots write_bf16 write_v_bf16 write_fp8 fused_bf16 fused_mrope_bf16 \
