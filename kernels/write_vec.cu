@@ -127,7 +127,8 @@ __device__ __forceinline__ pkvk_write_chunk_addr pkvk_write_addr32(const pkvk_wr
 // addresses are computed before the dependency wait (arithmetic on the launch's parameters
 // only; no load moves), so that its loads issue as the wait returns: on the H200, graph
 // replays of K+V writes 1.9-12.6% faster at 1 to 256 tokens, V-only writes 0-1.8% slower
-// (three interleaved rounds; doc/PERFORMANCE-HISTORY.md, forty-second session).
+// (three interleaved rounds), every write 0.1-4.9% faster at 16,384 and 65,536 tokens and
+// within 1% in single launches (doc/PERFORMANCE-HISTORY.md, forty-second session).
 extern "C" __global__ void pkvk_write_vec32(const pkvk_write32_params q)
 {
     pkvk_launch_dependents(); // first (grid_dep.cuh)
