@@ -11,7 +11,8 @@
 #   doc/trials/gpu-prep.sh [CARRY_DIR]      (default .carry, from a clean checkout's root)
 # Environment: GENCODE (default sm_90's), JOBS (default: the CPU count), BASE (the commit to
 # build, default HEAD; the two patches apply to ffc1298, where write-first-chunk.patch had not
-# yet landed: BASE=ffc1298 rebuilds the forty-second session's A/B).
+# yet landed: BASE=ffc1298 rebuilds the forty-second session's A/B), MAIN_ONLY (1: main alone,
+# without cand and the skeleton, for gpu-run.sh's check main and tables).
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 carry=$(realpath -m "${1:-$root/.carry}")
@@ -66,13 +67,15 @@ checkout main
 build main yes
 fuzzers main fill_slots write_bf16 write_v_bf16 write_fp8 fused_bf16 fused_mrope_bf16 \
     fused_fp8_k fused_fp8_kv crmath convert
-log "cand: + write-first-chunk.patch"
-checkout cand write-first-chunk.patch
-build cand yes
-fuzzers cand fill_slots write_bf16 write_v_bf16 write_fp8
-log "skel: + write-skeleton.patch"
-checkout skel write-skeleton.patch
-build skel no NVCCFLAGS=-DPKVK_WSKEL CFLAGS='-O2 -DPKVK_WSKEL'
+if [ "${MAIN_ONLY:-0}" != 1 ]; then
+    log "cand: + write-first-chunk.patch"
+    checkout cand write-first-chunk.patch
+    build cand yes
+    fuzzers cand fill_slots write_bf16 write_v_bf16 write_fp8
+    log "skel: + write-skeleton.patch"
+    checkout skel write-skeleton.patch
+    build skel no NVCCFLAGS=-DPKVK_WSKEL CFLAGS='-O2 -DPKVK_WSKEL'
+fi
 cp -a "$root/fuzz/corpus" "$work/fz/corpus"
 cp "$root/doc/trials/write-decode.sh" "$work/fz/"
 tar -cJf "$carry/bins.txz" -C "$work" fz

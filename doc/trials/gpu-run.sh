@@ -7,11 +7,15 @@
 #   bench       write-decode.sh on main, cand and the skeleton (three block shapes), ROUNDS
 #               rounds, stopped after BENCH_SECONDS so that what ran still comes back (with
 #               its summary)
+#   tables      main's pkv: the bench modes of doc/PERFORMANCE.md's tables (MODES, default all
+#               five: table vision graph-table single graph), --runs 3, each mode's table and
+#               CSV; a mode stopped after MODE_SECONDS (300) keeps what it printed
 # Logs and results go to one tarball in $OUT (the tool brings back few files), and a summary
 # to stdout. Made in the forty-first session (no GPU): not yet run on a GPU.
 #
 #   doc/trials/gpu-run.sh check main|cand [CARRY_DIR]      (default .carry)
 #   doc/trials/gpu-run.sh bench [CARRY_DIR]
+#   doc/trials/gpu-run.sh tables [CARRY_DIR]
 # Environment: FUZZ_SECONDS (30), ROUNDS (3), BENCH_SECONDS (500), write-decode.sh's HEADS,
 # TOKENS and OPS, and REQUIRE_GPU (1; 0 for a dry run on a machine without a GPU).
 set -uo pipefail
@@ -82,8 +86,25 @@ bench)
     # stopped by the timeout: the rows that ran
     [ $st -eq 124 ] && bash "$w/fz/write-decode.sh" "$out/logs/wd" summary
     ;;
+tables)
+    for m in ${MODES:-table vision graph-table single graph}; do
+        case $m in
+        single) a= ;;
+        graph) a=--graph ;;
+        table) a=--rope-table ;;
+        graph-table) a="--graph --rope-table" ;;
+        vision) a="--rope-table --vision --op fused_mrope_bf16" ;;
+        *) echo "unknown mode $m" && continue ;;
+        esac
+        s0=$(date +%s)
+        # shellcheck disable=SC2086 # $a is the mode's options, split on purpose
+        timeout "${MODE_SECONDS:-300}" "$w/fz/pkv/main/pkv" bench $a --runs 3 \
+            --csv "$out/logs/bench-$m.csv" >"$out/logs/bench-$m.txt" 2>&1
+        echo "tables $m: exit $? in $(($(date +%s) - s0)) s, $(grep -c . "$out/logs/bench-$m.csv") CSV lines"
+    done
+    ;;
 *)
-    echo "usage: $0 check main|cand [CARRY_DIR] | bench [CARRY_DIR]" >&2
+    echo "usage: $0 check main|cand [CARRY_DIR] | bench [CARRY_DIR] | tables [CARRY_DIR]" >&2
     exit 2
     ;;
 esac
