@@ -100,7 +100,7 @@ tables)
         # shellcheck disable=SC2086 # $a is the mode's options, split on purpose
         timeout "${MODE_SECONDS:-300}" "$w/fz/pkv/main/pkv" bench $a --runs 3 \
             --csv "$out/logs/bench-$m.csv" >"$out/logs/bench-$m.txt" 2>&1
-        echo "tables $m: exit $? in $(($(date +%s) - s0)) s, $(grep -c . "$out/logs/bench-$m.csv") CSV lines"
+        echo "tables $m: exit $? in $(($(date +%s) - s0)) s, $(grep -c . "$out/logs/bench-$m.csv" 2>/dev/null) CSV lines"
     done
     ;;
 *)
