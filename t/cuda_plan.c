@@ -1,5 +1,6 @@
 /* The CUDA launcher's kernel choice for fused calls whose buffers are 16-byte aligned
- * (lib/cuda_ops.c, lib/cuda_warp_plan.c; the write calls' in t/cuda_write_plan.c): the warp kernels
+ * (lib/cuda_ops.c, lib/cuda_warp_plan.c; the write calls' in t/cuda_write_plan.c, the streaming
+ * variants' in t/cuda_stream_plan.c): the warp kernels
  * with a matching cos/sin table and at most 16 heads, in their _small form when the call fits one
  * wave, else in the halves form where the whole head is rotated and each half is whole chunks; the
  * 16-byte block kernels for MRoPE in one wave, more heads, no table, and item counts past the warp
@@ -10,46 +11,9 @@
  * pkv check and the fuzzers; this test keeps the 32-bit kernels away from calls they cannot
  * address. */
 #include "config.h"
-#include "tap.h"
-#include "gpu.h"
-#include "pagedkv.h"
-#include "../lib/cuda_plan.h"
-
-#include <string.h>
+#include "fused_plan.h"
 
 #define TWO32 4294967296ull
-
-static pkv_fused_desc desc(uint32_t nkv, uint32_t hd, uint32_t tokens)
-{
-    pkv_fused_desc d;
-    memset(&d, 0, sizeof d);
-    d.cache = gpu_plan_cache(nkv, hd, tokens);
-    d.num_tokens = tokens;
-    d.rotary_dim = hd;
-    d.theta = 1e4f;
-    d.rms_eps = 1e-6f;
-    d.k_scale = d.v_scale = d.k_inv_scale = 1.0f;
-    return d;
-}
-
-static unsigned last_block, last_ipb; /* the block size and items a block of the last plan
-                                       * kernel() made */
-
-/* the kernel the launcher would take, or -2 when it rejects the call */
-static int kernel(pkv_cuda *h, pkv_op op, const pkv_fused_desc *d, unsigned *grid)
-{
-    const uint64_t a = 1ull << 20, pos[3] = {a, a, a};
-    pkvk_fused_params p;
-    pkvi_plan plan;
-    if (pkvi_cuda_fused_plan(h, op, d, a, a, a, pos, a, a, a, 0, &p, &plan) != PKV_OK) {
-        diag("rejected: %s", pkv_last_error());
-        return -2;
-    }
-    if (grid) *grid = plan.grid;
-    last_block = plan.block;
-    last_ipb = p.ipb;
-    return plan.kernel;
-}
 
 static void with_table(pkv_cuda *h)
 {
@@ -343,141 +307,12 @@ static void offsets(pkv_cuda *h)
     is_int(kernel(h, bf16, &d, NULL), PKVI_K_FUSED, "  block stride 2^32: element kernel");
 }
 
-/* The streaming variants of the halves kernels (lib/cuda_warp_plan.c): taken by calls whose K
- * (and V) bytes read and written are at most 1.5 x the L2's, by no call past that (an L2 set
- * here on both sides of each call's bytes), and by none with no L2 size; the other warp kernels
- * have none, whatever the L2. Bytes an item: fused_bf16 and MRoPE 4 head_dim, fused_fp8_k 3,
- * fused_fp8_kv 6. (Calls whose halves kernel does not depend on the multiprocessor count.) */
-static void streaming(pkv_cuda *h)
-{
-    static const struct {
-        pkv_op op;
-        uint32_t heads, hd, tokens;
-        int base, stream; /* the kernel without an L2 size, and the call's streaming one; -1:
-                           * another kernel, with no streaming variant */
-    } cs[] = {
-        {PKV_OP_FUSED_BF16, 1, 128, 65536, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_HALVES_STREAM},
-        {PKV_OP_FUSED_FP8_K, 1, 128, 16384, PKVI_K_FUSED_HALVES, PKVI_K_FUSED_HALVES_STREAM},
-        {PKV_OP_FUSED_FP8_K, 4, 256, 16384, PKVI_K_FUSED_HALVES16, PKVI_K_FUSED_HALVES16_STREAM},
-        {PKV_OP_FUSED_FP8_KV, 1, 128, 65536, PKVI_K_FUSED_FP8_KV_HALVES_TREE,
-         PKVI_K_FUSED_FP8_KV_HALVES_TREE_STREAM},
-        {PKV_OP_FUSED_FP8_KV, 8, 128, 16384, PKVI_K_FUSED_FP8_KV_HALVES_TREE,
-         PKVI_K_FUSED_FP8_KV_HALVES_TREE_STREAM},
-        {PKV_OP_FUSED_MROPE_BF16, 2, 128, 65536, PKVI_K_FUSED_MROPE_HALVES,
-         PKVI_K_FUSED_MROPE_HALVES_STREAM},
-        {PKV_OP_FUSED_MROPE_BF16, 8, 128, 16384, PKVI_K_FUSED_MROPE_HALVES16,
-         PKVI_K_FUSED_MROPE_HALVES16_STREAM},
-        {PKV_OP_FUSED_BF16, 16, 64, 16384, -1, -1},
-        {PKV_OP_FUSED_FP8_K, 16, 64, 65536, -1, -1},
-        {PKV_OP_FUSED_MROPE_BF16, 16, 64, 16384, -1, -1},
-        {PKV_OP_FUSED_BF16, 16, 64, 1024, -1, -1},
-        {PKV_OP_FUSED_BF16, 16, 128, 65536, -1, -1},
-        {PKV_OP_FUSED_BF16, 4, 256, 65536, -1, -1},
-        {PKV_OP_FUSED_FP8_KV, 4, 256, 65536, -1, -1},
-        {PKV_OP_FUSED_BF16, 8, 128, 64, -1, -1},
-    };
-    const int l2 = h->l2_bytes;
-    diag("this GPU's L2: %d bytes", l2);
-    ok(l2 > 0, "the handle knows the L2's size");
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        const pkv_fused_desc d = desc(cs[i].heads, cs[i].hd, cs[i].tokens);
-        const char *name = pkv_op_name(cs[i].op);
-        const uint64_t per = cs[i].op == PKV_OP_FUSED_FP8_KV  ? 6u * cs[i].hd
-                             : cs[i].op == PKV_OP_FUSED_FP8_K ? 3u * cs[i].hd
-                                                              : 4u * cs[i].hd,
-                       bytes = per * cs[i].heads * cs[i].tokens;
-        const uint64_t least = (bytes * 2u + 2u) / 3u; /* the least L2 whose 1.5 x holds them */
-        int k0;
-        if (pkv_cuda_rope_table(h, 1e4f, cs[i].hd, 1000) != PKV_OK) bail("%s", pkv_last_error());
-        h->l2_bytes = 0;
-        k0 = kernel(h, cs[i].op, &d, NULL);
-        if (cs[i].base < 0) {
-            h->l2_bytes = 0x7fffffff;
-            is_int(kernel(h, cs[i].op, &d, NULL), k0,
-                   "%s %u x %u x %u: kernel %d, no streaming variant at any L2 size", name,
-                   cs[i].heads, cs[i].hd, cs[i].tokens, k0);
-            is_int(pkvi_cuda_streaming_variant(k0), k0, "  none listed");
-        } else {
-            is_int(k0, cs[i].base, "%s %u x %u x %u, %llu bytes: kernel %d without an L2 size",
-                   name, cs[i].heads, cs[i].hd, cs[i].tokens, (unsigned long long)bytes,
-                   cs[i].base);
-            h->l2_bytes = (int)least;
-            is_int(kernel(h, cs[i].op, &d, NULL), cs[i].stream, "  L2 of %llu bytes: kernel %d",
-                   (unsigned long long)least, cs[i].stream);
-            h->l2_bytes = (int)least - 1;
-            is_int(kernel(h, cs[i].op, &d, NULL), cs[i].base, "  L2 a byte smaller: kernel %d",
-                   cs[i].base);
-            is_int(pkvi_cuda_streaming_variant(cs[i].base), cs[i].stream,
-                   "  its streaming variant");
-        }
-        pkv_cuda_rope_table(h, 1e4f, cs[i].hd, 0);
-    }
-    h->l2_bytes = l2;
-}
-
-/* At head_dim 128 the calls that stream take the 16-element kernels with fewer tiles a warp of
- * their one wave (lib/cuda_warp_plan.c): fused_fp8_k from 1 (3 otherwise), fused_bf16 below 2
- * too, in the form of later copies (HALVES16, not the _early form it takes from 8). At 8 heads
- * T tokens are T tiles; each call with an L2 whose 1.5 x holds its bytes exactly, and with a
- * byte less, where it keeps the rule without streaming */
-static void streaming_sizes(pkv_cuda *h)
-{
-    static const struct {
-        pkv_op op;
-        long long waves, less; /* tokens: waves x the wave's warps - less */
-        int stream, plain;     /* the kernel when the call streams, and when not */
-    } cs[] = {
-        {PKV_OP_FUSED_FP8_K, 1, 0, PKVI_K_FUSED_HALVES16_STREAM, PKVI_K_FUSED_HALVES},
-        {PKV_OP_FUSED_FP8_K, 1, 1, PKVI_K_FUSED_HALVES_STREAM, PKVI_K_FUSED_HALVES},
-        {PKV_OP_FUSED_FP8_K, 3, 0, PKVI_K_FUSED_HALVES16_STREAM, PKVI_K_FUSED_HALVES16},
-        {PKV_OP_FUSED_BF16, 2, 1, PKVI_K_FUSED_HALVES_STREAM, PKVI_K_FUSED_HALVES},
-        {PKV_OP_FUSED_BF16, 2, 0, PKVI_K_FUSED_HALVES_STREAM, PKVI_K_FUSED_HALVES},
-        {PKV_OP_FUSED_BF16, 8, 1, PKVI_K_FUSED_HALVES_STREAM, PKVI_K_FUSED_HALVES},
-        {PKV_OP_FUSED_BF16, 8, 0, PKVI_K_FUSED_HALVES16_EARLY, PKVI_K_FUSED_HALVES16_EARLY},
-        {PKV_OP_FUSED_MROPE_BF16, 1, 1, PKVI_K_FUSED_MROPE_HALVES16_STREAM,
-         PKVI_K_FUSED_MROPE_HALVES16},
-    };
-    const int l2 = h->l2_bytes;
-    const long long w =
-        (long long)h->sm_count * PKVK_HALVES16_BLOCKS_PER_SM * (PKVK_HALVES16_THREADS / 32);
-    if (pkv_cuda_rope_table(h, 1e4f, 128, 1000) != PKV_OK) bail("%s", pkv_last_error());
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        const pkv_fused_desc d = desc(8, 128, (uint32_t)(cs[i].waves * w - cs[i].less));
-        const uint64_t bytes = (cs[i].op == PKV_OP_FUSED_FP8_K ? 3u : 4u) * 128u * 8u *
-                               (uint64_t)d.num_tokens,
-                       least = (bytes * 2u + 2u) / 3u;
-        unsigned grid = 0;
-        if (least > 0x7fffffffu) bail("%llu bytes: past an int L2", (unsigned long long)bytes);
-        h->l2_bytes = (int)least;
-        is_int(kernel(h, cs[i].op, &d, &grid), cs[i].stream,
-               "%s 8 x 128, %u tokens (%lld waves - %lld), streaming: kernel %d",
-               pkv_op_name(cs[i].op), d.num_tokens, cs[i].waves, cs[i].less, cs[i].stream);
-        {
-            const int e8 = cs[i].stream == PKVI_K_FUSED_HALVES_STREAM;
-            const int per_sm = e8 ? PKVK_HALVES_BLOCKS_PER_SM
-                               : cs[i].op == PKV_OP_FUSED_MROPE_BF16
-                                   ? PKVK_MROPE_HALVES16_BLOCKS_PER_SM
-                                   : PKVK_HALVES16_BLOCKS_PER_SM;
-            ok(last_block == (e8 ? 256u : PKVK_HALVES16_THREADS) &&
-                   grid == (unsigned)(per_sm * h->sm_count),
-               "  one wave of %d blocks of %u threads", per_sm * h->sm_count,
-               e8 ? 256u : PKVK_HALVES16_THREADS);
-        }
-        h->l2_bytes = (int)least - 1;
-        is_int(kernel(h, cs[i].op, &d, NULL), cs[i].plain, "  L2 a byte smaller: kernel %d",
-               cs[i].plain);
-    }
-    pkv_cuda_rope_table(h, 1e4f, 128, 0);
-    h->l2_bytes = l2;
-}
-
 int main(void)
 {
     pkv_cuda *h = gpu_open_or_skip();
     const int l2 = h->l2_bytes;
-    streaming(h);
-    streaming_sizes(h);
-    h->l2_bytes = 0; /* the kernels below are chosen without the streaming variants */
+    h->l2_bytes = 0; /* the kernels below are chosen without the streaming variants
+                      * (t/cuda_stream_plan checks those) */
     with_table(h);
     offsets(h);
     h->l2_bytes = l2;
