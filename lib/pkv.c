@@ -10,7 +10,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: pkv COMMAND\n"
+    "usage: pkv COMMAND [OPTION...]\n"
     "\n"
     "pagedkv " PACKAGE_VERSION ": the bit-exact specification of paged KV-cache writes.\n"
     "\n"
@@ -29,7 +29,7 @@ static const char usage[] =
     "             timed with it; --cold-l2: single launches, L2 cleared before each;\n"
     "             --csv FILE: also write CSV)\n"
     "  info       print the build configuration and the GPUs found\n"
-    "  --help     print this help\n"
+    "  --help     print this help (also after a command: pkv bench --help)\n"
     "  --version  print the version\n";
 
 /* s as a number in 1 .. max, digits only (strtoul would take a sign, spaces and a tail) */
@@ -85,9 +85,23 @@ static int info(void)
     return 0;
 }
 
+/* "pkv COMMAND ... --help": the one help text covers every command's options, so a command
+ * asked for help prints it and does nothing else (bench would otherwise open the GPU first). */
+static int asks_help(int argc, char **argv)
+{
+    static const char *const commands[] = {"check", "bench", "info"};
+    int known = 0;
+    for (size_t c = 0; c < sizeof commands / sizeof *commands; c++)
+        known |= strcmp(argv[1], commands[c]) == 0;
+    for (int i = 2; known && i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        asks_help(argc, argv)) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }

@@ -2,7 +2,7 @@
 # The pkv tool: help, an unknown command, and "pkv check --quick" passing with a full table;
 # "pkv check --gpu" fails where there is no GPU and passes where there is one.
 pkv="${BUILDDIR:-.}/pkv"
-echo "1..28"
+echo "1..31"
 n=0
 t() { n=$((n + 1)); if eval "$1"; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
 t '"$pkv" --help | grep -q "check"' "pkv --help lists the commands"
@@ -10,6 +10,10 @@ t '"$pkv" --help | grep -q -- "--vision"' "  and bench's options, --vision among
 t '"$pkv" --help | grep -q -- "--runs"' "  and --runs"
 t '"$pkv" --help | grep -q -- "--read-back" && "$pkv" --help | grep -q -- "--cold-l2"' "  and --read-back, --cold-l2"
 t '! "$pkv" bogus 2>/dev/null' "an unknown command fails"
+t '"$pkv" bench --quick --help 2>&1 | grep -q -- "--cold-l2"' "pkv bench --help prints the help"
+t '"$pkv" check -h >/dev/null 2>&1 && "$pkv" info --help >/dev/null 2>&1' \
+    "  pkv check -h and pkv info --help exit 0"
+t '"$pkv" bogus --help >/dev/null 2>&1; [ $? -eq 2 ]' "  an unknown command with --help still exits 2"
 t '"$pkv" info --bogus >/dev/null 2>&1; [ $? -eq 2 ]' "pkv info: an argument exits 2"
 t '"$pkv" --version --bogus >/dev/null 2>&1; [ $? -eq 2 ]' "pkv --version: an argument exits 2"
 t '"$pkv" bench --bogus 2>/dev/null; [ $? -eq 2 ]' "pkv bench: an unknown option exits 2 (before any GPU work)"
