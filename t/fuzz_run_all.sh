@@ -60,7 +60,9 @@ t 'has ok.rec "^one waves= args=-max_total_time=7 .*-artifact_prefix=corpus-ok/c
     "the time limit, crash prefix and both corpus folders are passed"
 t 'has ok.out "^stub output of one" && has ok.out "^== fuzz fused_two, PKV_FUZZ_MANY_WAVES: 7 s"' \
     "every run's output is printed, under its heading"
-t '[ -d "$d/corpus-ok/one" ] && [ -d "$d/corpus-ok/fused_two" ]' "the new-input folders are made"
+t '[ -d "$d/corpus-ok/one" ] && [ -d "$d/corpus-ok/fused_two" ] &&
+   [ "$(ls "$d/corpus-ok" | tr "\n" " ")" = "fused_two one " ]' \
+    "the new-input folders are made, and nothing else in the corpus folder"
 
 go fail 1 one bad fused_two
 st=$?
