@@ -9,7 +9,7 @@ tallies. Modes the run lacks keep their old section and CSV.
     e.g. ... /tmp/t/logs dc9dee0 2026-12-06 "forty-fourth session"
 
 LOGS_DIR holds bench-MODE.txt and bench-MODE.csv (MODE: single, table, graph, graph-table,
-vision), as gpu-run.sh's tables-logs.tgz unpacks.
+vision), as gpu-run.sh's tables-logs.tgz unpacks. A table not from an H200 is refused.
 """
 import os
 import shutil
@@ -43,6 +43,9 @@ def table_text(path):
         body.pop()
     if not any(ln.startswith("op ") for ln in body):
         raise ValueError(f"{path}: no table header line")
+    # the device tool may lend an H100 for an H200 call; its rows go elsewhere (PERFORMANCE-H100.md)
+    if "H200" not in body[0]:
+        raise ValueError(f"{path}: {body[0]!r}: doc/PERFORMANCE.md's tables are an H200's")
     return body
 
 
@@ -64,13 +67,17 @@ def main():
     logs, commit, date, session = sys.argv[1:]
     with open(DOC) as f:
         doc = f.read().split("\n")
-    done = []
-    for mode, (heading, options, csv) in MODES.items():
+    bodies = {}  # every table read (and checked) before anything is changed
+    for mode in MODES:
         txt, src = (os.path.join(logs, f"bench-{mode}.{e}") for e in ("txt", "csv"))
-        if not (os.path.exists(txt) and os.path.exists(src)):
+        if os.path.exists(txt) and os.path.exists(src):
+            bodies[mode] = (table_text(txt), src)
+        else:
             print(f"{mode}: not in {logs}, left as it was")
-            continue
-        doc = splice(doc, heading, options, table_text(txt), commit, session)
+    done = []
+    for mode, (body, src) in bodies.items():
+        heading, options, csv = MODES[mode]
+        doc = splice(doc, heading, options, body, commit, session)
         shutil.copyfile(src, os.path.join(ROOT, "doc", csv))
         done.append(mode)
         print(f"{mode}: section and doc/{csv} replaced")
