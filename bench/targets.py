@@ -67,10 +67,11 @@ def report(path):
         shares = [r["rope_share_pct"] for r in fused_big]
         print(f"  RoPE share >= 16384 tokens: {min(shares):.1f}% to {max(shares):.1f}%")
     if small:
+        # a run of only fused ops (--op, --vision) has no write rows
         us = [r["us_median"] for r in small if is_write(r)]
         empty = sorted({r["empty_us"] for r in small})
-        print(f"  writes 1-64 tokens {min(us):.3f} to {max(us):.3f} us;"
-              f" empty kernel {empty[0]:.3f} to {empty[-1]:.3f} us")
+        writes = f"writes 1-64 tokens {min(us):.3f} to {max(us):.3f} us; " if us else ""
+        print(f"  {writes}empty kernel at 1-64 tokens {empty[0]:.3f} to {empty[-1]:.3f} us")
 
 
 def main():
