@@ -10,15 +10,17 @@
 #   tables      main's pkv: the bench modes of doc/PERFORMANCE.md's tables (MODES, default all
 #               five: table vision graph-table single graph), --runs 3, each mode's table and
 #               CSV; a mode stopped after MODE_SECONDS (300), or when TABLES_SECONDS (540) in
-#               all have passed, keeps what it printed
+#               all have passed, keeps what it printed; with OPS (e.g. "write_bf16 write_fp8"),
+#               one run per op and mode of those ops' rows only (bench-MODE-OP.txt, .csv)
 # Logs and results go to one tarball in $OUT (the tool brings back few files), and a summary
 # to stdout. Made in the forty-first session (no GPU): not yet run on a GPU.
 #
 #   doc/trials/gpu-run.sh check main|cand [CARRY_DIR]      (default .carry)
 #   doc/trials/gpu-run.sh bench [CARRY_DIR]
 #   doc/trials/gpu-run.sh tables [CARRY_DIR]
-# Environment: FUZZ_SECONDS (30), ROUNDS (3), BENCH_SECONDS (500), write-decode.sh's HEADS,
-# TOKENS and OPS, and REQUIRE_GPU (1; 0 for a dry run on a machine without a GPU).
+# Environment: FUZZ_SECONDS (30), ROUNDS (3), BENCH_SECONDS (500), MODES, MODE_SECONDS and
+# TABLES_SECONDS (tables), OPS (tables: the ops to run; bench: write-decode.sh's, with its HEADS
+# and TOKENS), and REQUIRE_GPU (1; 0 for a dry run on a machine without a GPU).
 set -uo pipefail
 stage=$1 name=
 [ "$stage" = check ] && name=${2:?check needs main or cand} && shift
@@ -57,7 +59,7 @@ fuzz() {
     shift 2
     [ $# -gt 0 ] && tag=$tag-waves
     mkdir -p "$w/corpus-$tag" && cp "$w/fz/corpus/$t"/* "$w/corpus-$tag/" 2>/dev/null
-    env ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 PKV_TEST_REQUIRE_GPU=$req "$@" \
+    env ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 PKV_TEST_REQUIRE_GPU="$req" "$@" \
         "$w/fz/bin/$name/fuzz_$t" \
         -max_total_time="${FUZZ_SECONDS:-30}" -timeout=30 -rss_limit_mb=8192 -max_len=65536 \
         -print_final_stats=1 -artifact_prefix="$out/logs/crash-$tag-" "$w/corpus-$tag" \
@@ -91,9 +93,6 @@ tables)
     # every mode within TABLES_SECONDS (540) in all, so the logs' tarball is made in time
     deadline=$(($(date +%s) + ${TABLES_SECONDS:-540}))
     for m in ${MODES:-table vision graph-table single graph}; do
-        left=$((deadline - $(date +%s)))
-        [ "$left" -gt "${MODE_SECONDS:-300}" ] && left=${MODE_SECONDS:-300}
-        [ "$left" -lt 5 ] && echo "tables $m: not run, no time left" && continue
         case $m in
         single) a= ;;
         graph) a=--graph ;;
@@ -102,11 +101,20 @@ tables)
         vision) a="--rope-table --vision --op fused_mrope_bf16" ;;
         *) echo "unknown mode $m" && continue ;;
         esac
-        s0=$(date +%s)
-        # shellcheck disable=SC2086 # $a is the mode's options, split on purpose
-        timeout "$left" "$w/fz/pkv/main/pkv" bench $a --runs 3 \
-            --csv "$out/logs/bench-$m.csv" >"$out/logs/bench-$m.txt" 2>&1
-        echo "tables $m: exit $? in $(($(date +%s) - s0)) s, $(grep -c . "$out/logs/bench-$m.csv" 2>/dev/null) CSV lines"
+        # OPS: only those ops' rows, one --op run each (bench-MODE-OP.*), which splice-tables.py
+        # merges into the mode's table; vision is one op already
+        ops=${OPS:-} && [ "$m" = vision ] && ops=
+        for op in ${ops:-all}; do
+            f=bench-$m && o= && [ "$op" != all ] && f=bench-$m-$op && o="--op $op"
+            left=$((deadline - $(date +%s)))
+            [ "$left" -gt "${MODE_SECONDS:-300}" ] && left=${MODE_SECONDS:-300}
+            [ "$left" -lt 5 ] && echo "tables $m $op: not run, no time left" && continue
+            s0=$(date +%s)
+            # shellcheck disable=SC2086 # $a and $o are options, split on purpose
+            timeout "$left" "$w/fz/pkv/main/pkv" bench $a $o --runs 3 \
+                --csv "$out/logs/$f.csv" >"$out/logs/$f.txt" 2>&1
+            echo "tables $m${o:+ $op}: exit $? in $(($(date +%s) - s0)) s, $(grep -c . "$out/logs/$f.csv" 2>/dev/null) CSV lines"
+        done
     done
     ;;
 *)
