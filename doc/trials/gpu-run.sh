@@ -13,7 +13,7 @@
 #               all have passed, keeps what it printed; with OPS (e.g. "write_bf16 write_fp8"),
 #               one run per op and mode of those ops' rows only (bench-MODE-OP.txt, .csv)
 # Logs and results go to one tarball in $OUT (the tool brings back few files), and a summary
-# to stdout. Made in the forty-first session (no GPU): not yet run on a GPU.
+# to stdout. Made in the forty-first session (no GPU); run on GPUs since the forty-second.
 #
 #   doc/trials/gpu-run.sh check main|cand [CARRY_DIR]      (default .carry)
 #   doc/trials/gpu-run.sh bench [CARRY_DIR]
