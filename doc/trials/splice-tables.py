@@ -35,7 +35,7 @@ MODES = {
                "bench-h200-vision-table.csv"),
 }
 
-
+# the ops a run may hold rows of, one `--op` run each (gpu-run.sh's OPS)
 OPS = ("write_bf16", "write_v_bf16", "write_fp8", "fused_bf16", "fused_mrope_bf16",
        "fused_fp8_k", "fused_fp8_kv")
 
