@@ -10,8 +10,8 @@ tallies. Modes the run lacks keep their old section and CSV.
 
 LOGS_DIR holds bench-MODE.txt and bench-MODE.csv (MODE: single, table, graph, graph-table,
 vision), as gpu-run.sh's tables-logs.tgz unpacks. A table not from an H200 is refused.
-With gpu-run.sh's OPS it holds bench-MODE-OP.txt and .csv instead, one `--op` run each: those
-ops' rows replace theirs in the mode's table and CSV, the other rows stay, and the section's
+With gpu-run.sh's OPS it holds bench-MODE-OP.txt and .csv instead, one `--op` run each of ops
+the mode's CSV in doc/ has rows of: those ops' rows replace theirs in the mode's table and CSV, the other rows stay, and the section's
 heading, which says whose rows are whose, is left to be rewritten by hand.
 """
 import os
@@ -35,10 +35,6 @@ MODES = {
                "bench-h200-vision-table.csv"),
 }
 
-# the ops a run may hold rows of, one `--op` run each (gpu-run.sh's OPS)
-OPS = ("write_bf16", "write_v_bf16", "write_fp8", "fused_bf16", "fused_mrope_bf16",
-       "fused_fp8_k", "fused_fp8_kv")
-
 
 def table_text(path):
     """The printed table: from its "device:" line on, trailing blanks dropped."""
@@ -58,23 +54,21 @@ def table_text(path):
 
 def splice(doc, heading, options, body, commit, session):
     """Replace the section's heading, prose and fenced block; the next heading stays."""
-    i = next((k for k, ln in enumerate(doc) if ln.startswith(heading)), None)
-    if i is None:
-        raise ValueError(f"no section starting {heading!r}")
-    _, end = block(doc, heading)
+    i, _, end = section(doc, heading)
     new = [f"{heading}`pkv bench {options}`, {commit}'s kernels and benchmark, {session})",
            "", "```", *body, "```"]
     return doc[:i] + new + doc[end + 1:]
 
 
-def block(doc, heading):
-    """The first and last line index of the section's fenced table, inside the fences."""
+def section(doc, heading):
+    """The line index of the section's heading, of its table's first line and of the closing
+    fence."""
     i = next((k for k, ln in enumerate(doc) if ln.startswith(heading)), None)
     if i is None:
         raise ValueError(f"no section starting {heading!r}")
     fence = next(k for k in range(i + 1, len(doc)) if doc[k].startswith("```"))
     end = next(k for k in range(fence + 1, len(doc)) if doc[k].startswith("```"))
-    return fence + 1, end
+    return i, fence + 1, end
 
 
 def op_of(line):
@@ -86,13 +80,13 @@ def op_of(line):
 
 
 def merge_rows(old, new, op, first, what):
-    """old with its rows of op replaced by new's rows of op, where its first one was (at the end
-    if it had none); the lines before index first, old's and new's header, are left out of it."""
+    """old with its rows of op (it has some) replaced by new's rows of op, where its first one
+    was; the lines before index first, old's and new's header, are left out of it."""
     mine = [ln for ln in new[first:] if op_of(ln) == op]
     if not mine:
         raise ValueError(f"{what}: no {op} row")
     ks = range(first, len(old))
-    at = next((k for k in ks if op_of(old[k]) == op), len(old))
+    at = next(k for k in ks if op_of(old[k]) == op)
     return (old[:first] + [old[k] for k in ks if k < at and op_of(old[k]) != op] + mine +
             [old[k] for k in ks if k > at and op_of(old[k]) != op])
 
@@ -100,7 +94,7 @@ def merge_rows(old, new, op, first, what):
 def merge_ops(doc, mode, runs):
     """Put the op runs {op: (table body, csv path)} of one mode into its section and CSV."""
     heading, _, csv = MODES[mode]
-    a, b = block(doc, heading)
+    _, a, b = section(doc, heading)
     table = doc[a:b]
     hdr = next(k for k, ln in enumerate(table) if ln.startswith("op "))
     csv_path = os.path.join(ROOT, "doc", csv)
@@ -122,6 +116,13 @@ def merge_ops(doc, mode, runs):
     return doc[:a] + table + doc[b:], (csv_path, rows)
 
 
+def ops_in(csv):
+    """The ops doc/CSV has rows of, in order: those an op run of its mode may replace."""
+    with open(os.path.join(ROOT, "doc", csv)) as f:
+        ops = [op_of(ln) for ln in f.read().rstrip("\n").split("\n")[1:]]
+    return list(dict.fromkeys(ops))
+
+
 def main():
     if len(sys.argv) != 5:
         sys.exit(__doc__)
@@ -132,7 +133,7 @@ def main():
     for mode in MODES:
         txt, src = (os.path.join(logs, f"bench-{mode}.{e}") for e in ("txt", "csv"))
         runs = {}
-        for op in OPS:
+        for op in ops_in(MODES[mode][2]):
             t, c = (os.path.join(logs, f"bench-{mode}-{op}.{e}") for e in ("txt", "csv"))
             if os.path.exists(t) and os.path.exists(c):
                 runs[op] = (table_text(t), c)
