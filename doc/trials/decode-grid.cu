@@ -17,11 +17,18 @@
 // the write kernel's shape (blocks of 128, a chunk a thread) at 4 to 512 sets instead: for n =
 // 8,192 the sets' inputs and rows are 2 to 256 MiB. SEPARATE=1: every set's buffers are their
 // own allocations of the call's size, as in pkv bench, instead of parts of four large ones.
+// SHAPES=1 times other launch shapes at 8, 64 and 128 tokens instead (fifty-fourth session):
+// the copies and the empty kernel launched without programmatic dependent launch (plain), a
+// V-only copy that lets the next launch start only after its stores (v_late), and copies by
+// each multiprocessor's bulk copy engine (TMA: tma_v, tma_kv; _read: waiting for the bulk
+// stores only until they have read shared memory), a thread a piece of 256 to 2,048 bytes,
+// 1 to 32 threads a block. Every copy's configuration is first run once into cleared rows and
+// its rows compared with its inputs (a mismatch exits 1).
 // Medians of ROUNDS x 40 replays, each replay after a spin kernel that holds the stream until
 // the host has queued it (as pkv bench does), per launch.
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -o decode-grid decode-grid.cu
-//   [SEPARATE=1] [SETS=N | COLD=1 | SWEEP=1] ./decode-grid [ROUNDS] > out.csv
+//   [SEPARATE=1] [SETS=N | COLD=1 | SWEEP=1 | SHAPES=1] ./decode-grid [ROUNDS] > out.csv
 //
 // Written in the fifty-third session; its results are in doc/PERFORMANCE-HISTORY.md.
 #include <algorithm>
@@ -40,16 +47,17 @@
         }                                                                                          \
     } while (0)
 
-enum { K_EMPTY, K_V, K_KV, K_FLOOR };
+enum { K_EMPTY, K_V, K_KV, K_FLOOR, K_V_LATE, K_TMA_V, K_TMA_KV, K_TMA_V_R, K_TMA_KV_R };
 enum { NODES = 64, CPR = 128, MAX_N = 16384, MAX_SETS = 512, REPLAYS = 40, WARM = 5 };
-static const char *kind_name[] = {"empty", "v", "kv", "floor"};
+static const char *kind_name[] = {"empty", "v",      "kv",         "floor",      "v_late",
+                                  "tma_v", "tma_kv", "tma_v_read", "tma_kv_read"};
 
 struct args {
     const uint4 *k, *v;
     const long long *slots;
     uint4 *kc, *vc;
     unsigned *out;
-    unsigned n;
+    unsigned n, piece; // piece: bytes a thread's bulk copy (TMA kinds)
 };
 
 __device__ __forceinline__ void prefetch_l2(const void *p)
@@ -142,6 +150,8 @@ template <bool KV, int CPT> __global__ void copy_kernel(const args a)
     }
 }
 
+#include "decode-shapes.cuh"
+
 extern "C" __global__ void hold(unsigned long long ns)
 {
     unsigned long long t0, t;
@@ -153,6 +163,8 @@ extern "C" __global__ void hold(unsigned long long ns)
 
 struct config {
     unsigned kind, n, threads, cpt, blocks, sets;
+    unsigned piece = 0; // TMA kinds: bytes a thread
+    bool plain = false; // launched without programmatic dependent launch
 };
 
 struct buffers {
@@ -168,9 +180,22 @@ static kernel kernel_for(const config &c)
     static const kernel copies[2][4] = {
         {copy_kernel<false, 1>, copy_kernel<false, 2>, copy_kernel<false, 4>, copy_kernel<false, 8>},
         {copy_kernel<true, 1>, copy_kernel<true, 2>, copy_kernel<true, 4>, copy_kernel<true, 8>}};
-    return c.kind == K_EMPTY   ? empty_kernel
-           : c.kind == K_FLOOR ? floor_kernel
-                               : copies[c.kind == K_KV][__builtin_ctz(c.cpt)];
+    return c.kind == K_EMPTY      ? empty_kernel
+           : c.kind == K_FLOOR    ? floor_kernel
+           : c.kind == K_V_LATE   ? copy_late_kernel
+           : c.kind == K_TMA_V    ? tma_kernel<false, false>
+           : c.kind == K_TMA_KV   ? tma_kernel<true, false>
+           : c.kind == K_TMA_V_R  ? tma_kernel<false, true>
+           : c.kind == K_TMA_KV_R ? tma_kernel<true, true>
+                                  : copies[c.kind == K_KV][__builtin_ctz(c.cpt)];
+}
+static bool is_tma(unsigned kind)
+{
+    return kind >= K_TMA_V;
+}
+static bool has_k(unsigned kind)
+{
+    return kind == K_KV || kind == K_TMA_KV || kind == K_TMA_KV_R;
 }
 
 static void launch(const config &c, const args &a, cudaStream_t st)
@@ -182,8 +207,9 @@ static void launch(const config &c, const args &a, cudaStream_t st)
     lc.gridDim = dim3(c.blocks);
     lc.blockDim = dim3(c.threads);
     lc.stream = st;
+    lc.dynamicSmemBytes = is_tma(c.kind) ? c.threads * c.piece * (has_k(c.kind) ? 2 : 1) : 0;
     lc.attrs = attr;
-    lc.numAttrs = 1;
+    lc.numAttrs = c.plain ? 0 : 1;
     const kernel fn = kernel_for(c);
     CK(cudaLaunchKernelEx(&lc, fn, a));
 }
@@ -210,7 +236,7 @@ static std::vector<double> time_config(const config &c, const buffers &b, cudaSt
             CK(cudaMemset(k, 0x11, n * 16));
             CK(cudaMemset(v, 0x22, n * 16));
             CK(cudaMemcpy(sl, slots.data(), tokens * 8, cudaMemcpyHostToDevice));
-            own.push_back({k, v, sl, kc, vc, b.out, c.n});
+            own.push_back({k, v, sl, kc, vc, b.out, c.n, c.piece});
         }
     }
     for (unsigned g = 0; g < graphs; g++) {
@@ -218,8 +244,14 @@ static std::vector<double> time_config(const config &c, const buffers &b, cudaSt
         CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
         for (unsigned k = 0; k < NODES; k++) {
             const size_t s = ((size_t)g * NODES + k) % c.sets;
-            args a = {b.k + s * MAX_N, b.v + s * MAX_N, b.slots + s * (MAX_N / CPR),
-                      b.kc, b.vc, b.out, c.n};
+            args a = {b.k + s * MAX_N,
+                      b.v + s * MAX_N,
+                      b.slots + s * (MAX_N / CPR),
+                      b.kc,
+                      b.vc,
+                      b.out,
+                      c.n,
+                      c.piece};
             if (b.separate) a = own[s];
             launch(c, a, st);
         }
@@ -258,6 +290,67 @@ static double median(std::vector<double> v)
 {
     std::sort(v.begin(), v.end());
     return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// SHAPES=1: the launch shapes other than the write kernel's at decode sizes (8, 64 and 128
+// tokens of 8 x 128 BF16): launched without programmatic dependent launch, the next launch let
+// start only after the stores, and the copies by each multiprocessor's bulk copy engine (TMA)
+static std::vector<config> shape_configs(unsigned ns)
+{
+    std::vector<config> cs;
+    cs.push_back({K_FLOOR, 1, 32, 1, 1, ns});
+    cs.push_back({K_EMPTY, 0, 32, 1, 1, ns});
+    config plain = {K_EMPTY, 0, 32, 1, 1, ns};
+    plain.plain = true;
+    cs.push_back(plain);
+    for (unsigned n : {1024u, 8192u, 16384u}) {
+        for (unsigned kind : {K_V, K_KV, K_V_LATE}) {
+            if (kind == K_KV && n == 16384) continue;
+            config c = {kind, n, 128, 1, (n + 127) / 128, ns};
+            cs.push_back(c);
+            if (kind == K_V_LATE) continue;
+            c.plain = true;
+            cs.push_back(c);
+        }
+        for (unsigned kind : {K_TMA_V, K_TMA_KV, K_TMA_V_R, K_TMA_KV_R})
+            for (unsigned piece : {256u, 512u, 1024u, 2048u})
+                for (unsigned t : {1u, 2u, 8u, 32u}) {
+                    const unsigned pieces = n * 16 / piece;
+                    if (has_k(kind) && n == 16384) continue;
+                    if (t > pieces || t * piece * (has_k(kind) ? 2 : 1) > 64 * 1024) continue;
+                    config c = {kind, n, t, 1, (pieces + t - 1) / t, ns};
+                    c.piece = piece;
+                    cs.push_back(c);
+                }
+    }
+    return cs;
+}
+
+__global__ void fill(uint4 *p, size_t n, unsigned salt)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        p[i] = make_uint4((unsigned)i, (unsigned)(i >> 32) ^ salt, ~(unsigned)i, salt);
+}
+
+// One launch of c on set 0 into cleared rows: its pools' rows must be the inputs, bit for bit
+static bool verify(const config &c, const buffers &b, cudaStream_t st)
+{
+    if (c.kind == K_EMPTY || c.kind == K_FLOOR) return true;
+    CK(cudaMemsetAsync(b.kc, 0, (size_t)c.n * 16, st));
+    CK(cudaMemsetAsync(b.vc, 0, (size_t)c.n * 16, st));
+    launch(c, {b.k, b.v, b.slots, b.kc, b.vc, b.out, c.n, c.piece}, st);
+    CK(cudaStreamSynchronize(st));
+    std::vector<uint4> in(c.n), out(c.n);
+    for (int kv = 0; kv < (has_k(c.kind) ? 2 : 1); kv++) {
+        CK(cudaMemcpy(in.data(), kv ? b.k : b.v, (size_t)c.n * 16, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(out.data(), kv ? b.kc : b.vc, (size_t)c.n * 16, cudaMemcpyDeviceToHost));
+        for (unsigned i = 0; i < c.n; i++)
+            if (in[i].x != out[i].x || in[i].y != out[i].y || in[i].z != out[i].z ||
+                in[i].w != out[i].w)
+                return false;
+    }
+    return true;
 }
 
 // The configurations: every grid at one number of sets, or (SWEEP=1) the write kernel's
@@ -299,7 +392,8 @@ static std::vector<config> configs(unsigned sets, bool sweep)
 int main(int argc, char **argv)
 {
     const unsigned rounds = argc > 1 ? (unsigned)atoi(argv[1]) : 3;
-    const char *cold = getenv("COLD"), *sweep = getenv("SWEEP"), *sets = getenv("SETS");
+    const char *cold = getenv("COLD"), *sweep = getenv("SWEEP"), *sets = getenv("SETS"),
+               *shapes = getenv("SHAPES");
     const bool sweeping = sweep && *sweep == '1';
     const char *sep = getenv("SEPARATE");
     buffers b;
@@ -311,8 +405,11 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&b.vc, chunks * 16));
     CK(cudaMalloc(&b.slots, tokens * 8));
     CK(cudaMalloc(&b.out, 65536 * 4));
-    CK(cudaMemset(b.k, 0x11, chunks * 16));
-    CK(cudaMemset(b.v, 0x22, chunks * 16));
+    fill<<<1024, 256>>>(b.k, chunks, 0x11u);
+    fill<<<1024, 256>>>(b.v, chunks, 0x22u);
+    for (auto fn : {tma_kernel<false, false>, tma_kernel<true, false>, tma_kernel<false, true>,
+                    tma_kernel<true, true>})
+        CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024));
     // set s's token t goes to row s x MAX_N / CPR + t of the pools: every set its own rows
     std::vector<long long> slots(tokens);
     for (size_t i = 0; i < tokens; i++) slots[i] = (long long)i;
@@ -323,10 +420,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "SETS: 1 to %d, a multiple of %d above it\n", MAX_SETS, NODES);
         return 2;
     }
-    const std::vector<config> cs = configs(nsets, sweeping);
+    const std::vector<config> cs =
+        shapes && *shapes == '1' ? shape_configs(nsets) : configs(nsets, sweeping);
 
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    unsigned bad = 0;
+    for (const config &c : cs)
+        if (!verify(c, b, st)) {
+            fprintf(stderr, "MISMATCH: %s n %u threads %u piece %u\n", kind_name[c.kind], c.n,
+                    c.threads, c.piece);
+            bad++;
+        }
+    fprintf(stderr, "verified %zu configurations, %u mismatched\n", cs.size(), bad);
+    if (bad) return 1;
     std::vector<std::vector<double>> all(cs.size());
     for (unsigned r = 0; r < rounds; r++)
         for (size_t i = 0; i < cs.size(); i++) {
@@ -341,19 +448,20 @@ int main(int argc, char **argv)
            "1 block of 32 at as many sets\n",
            prop.name, prop.multiProcessorCount, rounds, REPLAYS, NODES,
            b.separate ? ", every set's buffers their own allocations" : "");
-    printf("kind,chunks,tokens,threads,cpt,blocks,sets,us_median,us_p10,us_p90,x_empty1\n");
+    printf("kind,chunks,tokens,threads,cpt,blocks,sets,piece,plain,us_median,us_p10,us_p90,"
+           "x_empty1\n");
     for (size_t i = 0; i < cs.size(); i++) {
         double empty1 = 0;
         for (size_t e = 0; e < cs.size(); e++)
             if (cs[e].kind == K_EMPTY && cs[e].threads == 32 && cs[e].blocks == 1 &&
-                cs[e].sets == cs[i].sets)
+                cs[e].sets == cs[i].sets && !cs[e].plain)
                 empty1 = median(all[e]);
         std::vector<double> v = all[i];
         std::sort(v.begin(), v.end());
         const double m = median(v);
-        printf("%s,%u,%u,%u,%u,%u,%u,%.4f,%.4f,%.4f,%.3f\n", kind_name[cs[i].kind], cs[i].n,
-               cs[i].n / CPR, cs[i].threads, cs[i].cpt, cs[i].blocks, cs[i].sets, m,
-               v[v.size() / 10], v[v.size() * 9 / 10], m / empty1);
+        printf("%s,%u,%u,%u,%u,%u,%u,%u,%d,%.4f,%.4f,%.4f,%.3f\n", kind_name[cs[i].kind], cs[i].n,
+               cs[i].n / CPR, cs[i].threads, cs[i].cpt, cs[i].blocks, cs[i].sets, cs[i].piece,
+               (int)cs[i].plain, m, v[v.size() / 10], v[v.size() * 9 / 10], m / empty1);
     }
     return 0;
 }
