@@ -16,9 +16,12 @@
  * 5 x 128, four at 1 x 128 and up to four at 3 x 64): three position streams, each pair's cos and
  * sin from its own stream's row, interleaved (sections all 0) and with explicit sections; a twelfth
  * of the tokens have a width position past the table and a twenty-fourth a temporal one (those
- * pairs computed, not read; the others read from their rows), and a third, in runs of four, have
- * three equal positions (text tokens: one row read for every pair; so whole tiles of text tokens
- * lie between tiles with other tokens), as has a twenty-fourth past the table. Each also on a grid
+ * pairs computed, not read; the others read from their rows), and runs of four tokens, a third of
+ * them drawn at random, have three equal positions (text tokens: one row read for every pair; so
+ * whole tiles of text tokens lie between tiles with other tokens, and, the runs being drawn, not
+ * with a period that the warps' stride over the tiles could match: every third run would give
+ * each of 24 warps, 6 blocks of 4 on one multiprocessor, tokens of one kind only), as has a
+ * twenty-fourth past the table. Each also on a grid
  * for one multiprocessor, whose warps loop over many tiles (the positions are loaded a tile
  * ahead). The wide kernel in tiles of 16 items at 16 x 64 in a call of 2 tiles a warp of its
  * wave (a token a tile; on one multiprocessor's grid, tiles of 32). */
@@ -59,12 +62,14 @@ static void mrope_halves(pkv_cuda *h)
             ph = malloc((size_t)n * 4);
             pw = malloc((size_t)n * 4);
             if (!ph || !pw) bail("out of memory");
+            int text = 0;
             for (uint32_t t = 0; t < n; t++) {
+                if (t % 4 == 0) text = pkvi_rng_next(&r) % 3 == 0;
                 ph[t] = (uint32_t)(pkvi_rng_next(&r) % 1000);
                 pw[t] = (uint32_t)(pkvi_rng_next(&r) % 1000) + (t % 12 == 5 ? 1000u : 0u);
                 if (t % 24 == 9) c.pos[0][t] += 1000;  /* equal, and past the table */
                 if (t % 24 == 10) c.pos[0][t] += 1000; /* distinct: stream 0 past the table */
-                if ((t / 4) % 3 == 0 || t % 24 == 9) ph[t] = pw[t] = c.pos[0][t];
+                if (text || t % 24 == 9) ph[t] = pw[t] = c.pos[0][t];
             }
             c.pos[1] = ph;
             c.pos[2] = pw;
