@@ -21,10 +21,10 @@
  * whole tiles of text tokens lie between tiles with other tokens, and, the runs being drawn, not
  * with a period that the warps' stride over the tiles could match: every third run would give
  * each of 24 warps, 6 blocks of 4 on one multiprocessor, tokens of one kind only), as has a
- * twenty-fourth past the table. Each also on a grid
- * for one multiprocessor, whose warps loop over many tiles (the positions are loaded a tile
- * ahead). The wide kernel in tiles of 16 items at 16 x 64 in a call of 2 tiles a warp of its
- * wave (a token a tile; on one multiprocessor's grid, tiles of 32). */
+ * twenty-fourth past the table. Each also on a grid for one multiprocessor, whose warps loop over
+ * many tiles (the positions are loaded a tile ahead). The wide kernel in tiles of 16 items at 16
+ * x 64 in a call of 2 tiles a warp of its wave (a token a tile; on one multiprocessor's grid,
+ * tiles of 32). */
 static void mrope_halves(pkv_cuda *h)
 {
     /* the handle's L2 0 (no streaming variants) or so large that every call whose kernel has
