@@ -4,7 +4,8 @@
 #   main.tar.gz, cand.tar.gz   release tarballs of HEAD and of HEAD + write-first-chunk.patch
 #   bins.txz                   pkv of main, cand and the skeleton (write-skeleton.patch), for
 #                              sm_90 only; libFuzzer + ASan + UBSan fuzzers of main (ten
-#                              targets) and cand (the four writes), stripped; the corpus
+#                              targets) and cand (the four writes), stripped; main's GPU test
+#                              programs (t/cuda_*), stripped, for gpu-run.sh sanitize; the corpus
 # Fuzzers need clang, which the device lacks; the binaries load libcuda.so.1 at run time.
 # Made in the forty-first session (no GPU) so that a GPU session spends its minutes measuring.
 #
@@ -46,6 +47,18 @@ build() {
     cp "$work/$name/pkv" "$work/fz/pkv/$name/pkv"
 }
 
+# NAME's GPU test programs (gcc, sm_90), stripped, into fz/tests/NAME: compute-sanitizer runs
+# them on the device (gpu-run.sh sanitize)
+tests() {
+    local name=$1 t
+    # shellcheck disable=SC2046,SC2086 # the programs' names, split on purpose
+    (cd "$work/$name" && make -s -j"$jobs" $(printf 't/%s ' $gpu_tests) >/dev/null)
+    mkdir -p "$work/fz/tests/$name"
+    for t in $gpu_tests; do strip -o "$work/fz/tests/$name/$t" "$work/$name/t/$t"; done
+}
+gpu_tests="cuda_ops cuda_threads cuda_rope_table cuda_mrope_table cuda_plan cuda_stream_plan
+    cuda_write_plan cuda_pdl cuda_convert"
+
 # clang build of the named fuzz targets into fz/bin/NAME
 fuzzers() {
     local name=$1
@@ -65,6 +78,7 @@ fuzzers() {
 log "main: $(git -C "$root" rev-parse --short "${BASE:-HEAD}")"
 checkout main
 build main yes
+tests main
 fuzzers main fill_slots write_bf16 write_v_bf16 write_fp8 fused_bf16 fused_mrope_bf16 \
     fused_fp8_k fused_fp8_kv crmath convert
 if [ "${MAIN_ONLY:-0}" != 1 ]; then

@@ -12,15 +12,24 @@
 #               CSV; a mode stopped after MODE_SECONDS (300), or when TABLES_SECONDS (540) in
 #               all have passed, keeps what it printed; with OPS (e.g. "write_bf16 write_fp8"),
 #               one run per op and mode of those ops' rows only (bench-MODE-OP.txt, .csv)
+#   sanitize    main's GPU test programs under compute-sanitizer: each of TOOLS (memcheck with
+#               leak checking, racecheck, synccheck, initcheck) on each of TESTS (every carried
+#               t/cuda_*), SAN_JOBS (8) at once, each stopped after SAN_SECONDS (240) or when
+#               SAN_TOTAL (500) in all have passed, with PKV_TEST_SAMPLE=SAMPLE (1: every case);
+#               the summary says, per run, its exit (124: stopped), its TAP counts and the
+#               tool's summary line
 # Logs and results go to one tarball in $OUT (the tool brings back few files), and a summary
 # to stdout. Made in the forty-first session (no GPU); run on GPUs since the forty-second.
 #
 #   doc/trials/gpu-run.sh check main|cand [CARRY_DIR]      (default .carry)
 #   doc/trials/gpu-run.sh bench [CARRY_DIR]
 #   doc/trials/gpu-run.sh tables [CARRY_DIR]
+#   doc/trials/gpu-run.sh sanitize [CARRY_DIR]
 # Environment: FUZZ_SECONDS (30), ROUNDS (3), BENCH_SECONDS (500), MODES, MODE_SECONDS and
 # TABLES_SECONDS (tables), OPS (tables: the ops to run; bench: write-decode.sh's, with its HEADS
-# and TOKENS), and REQUIRE_GPU (1; 0 for a dry run on a machine without a GPU).
+# and TOKENS), TOOLS, TESTS, SAN_JOBS, SAN_SECONDS, SAN_TOTAL and
+# SAMPLE (sanitize), and REQUIRE_GPU (1; 0
+# for a dry run on a machine without a GPU).
 set -uo pipefail
 stage=$1 name=
 [ "$stage" = check ] && name=${2:?check needs main or cand} && shift
@@ -67,6 +76,18 @@ fuzz() {
     echo "fuzz $tag: exit $? $(grep -o 'stat::number_of_executed_units: *[0-9]*' \
         "$out/logs/fuzz-$tag.log" | grep -o '[0-9]*$') executions;" \
         "$(grep -m1 -o 'backends: .*' "$out/logs/fuzz-$tag.log")"
+}
+
+# san TOOL TEST SECONDS: one compute-sanitizer run of a carried test program; its summary line
+san() {
+    local tool=$1 t=$2 log=$out/logs/san-$1-$2.log opt=
+    [ "$tool" = memcheck ] && opt="--leak-check full"
+    # shellcheck disable=SC2086 # $opt is options, split on purpose
+    env PKV_TEST_REQUIRE_GPU="$req" PKV_TEST_SAMPLE="${SAMPLE:-1}" PKV_TEST_THREADS=2 \
+        timeout "$3" compute-sanitizer --tool "$tool" $opt --error-exitcode 9 \
+        "$w/fz/tests/main/$t" >"$log" 2>&1
+    echo "sanitize $tool $t: exit $?, $(grep -c '^ok' "$log") ok, $(grep -c '^not ok' "$log")" \
+        "not ok; $(grep -m1 -o '\(ERROR\|RACECHECK\) SUMMARY: .*' "$log")"
 }
 
 case $stage in
@@ -117,8 +138,23 @@ tables)
         done
     done
     ;;
+sanitize)
+    deadline=$(($(date +%s) + ${SAN_TOTAL:-500})) n=0
+    for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
+        for t in ${TESTS:-$(ls "$w/fz/tests/main")}; do
+            [ "$n" -ge "${SAN_JOBS:-8}" ] && wait -n && n=$((n - 1))
+            left=$((deadline - $(date +%s)))
+            [ "$left" -gt "${SAN_SECONDS:-240}" ] && left=${SAN_SECONDS:-240}
+            [ "$left" -lt 5 ] && echo "sanitize $tool $t: not run, no time left" && continue
+            san "$tool" "$t" "$left" &
+            n=$((n + 1))
+        done
+    done
+    wait
+    ;;
 *)
-    echo "usage: $0 check main|cand [CARRY_DIR] | bench [CARRY_DIR] | tables [CARRY_DIR]" >&2
+    echo "usage: $0 check main|cand [CARRY_DIR] | bench [CARRY_DIR] | tables [CARRY_DIR] |" \
+        "sanitize [CARRY_DIR]" >&2
     exit 2
     ;;
 esac
