@@ -87,7 +87,8 @@ san() {
         timeout "$3" compute-sanitizer --tool "$tool" $opt --error-exitcode 9 \
         "$w/fz/tests/main/$t" >"$log" 2>&1
     echo "sanitize $tool $t: exit $?, $(grep -c '^ok' "$log") ok, $(grep -c '^not ok' "$log")" \
-        "not ok; $(grep -m1 -o '\(ERROR\|RACECHECK\) SUMMARY: .*' "$log")"
+        "not ok, $(grep -c '^1\.\.0 # SKIP' "$log") skipped; $(grep -m1 -o \
+            '\(ERROR\|RACECHECK\) SUMMARY: .*' "$log")"
 }
 
 case $stage in
