@@ -34,7 +34,8 @@ for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
             echo "PASS: $tool $prog ($(grep -c '^ok' "$log") ok; $summary)"
         else
             failed=$((failed + 1))
-            echo "FAIL: $tool $prog (exit $st; $summary; see $log)"
+            echo "FAIL: $tool $prog (exit $st; $(grep -c '^ok' "$log") ok, $(grep -c '^not ok' "$log")" \
+                "not ok; $summary; see $log)"
         fi
     done
 done

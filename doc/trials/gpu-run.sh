@@ -12,12 +12,12 @@
 #               CSV; a mode stopped after MODE_SECONDS (300), or when TABLES_SECONDS (540) in
 #               all have passed, keeps what it printed; with OPS (e.g. "write_bf16 write_fp8"),
 #               one run per op and mode of those ops' rows only (bench-MODE-OP.txt, .csv)
-#   sanitize    main's GPU test programs under compute-sanitizer: each of TOOLS (memcheck with
-#               leak checking, racecheck, synccheck, initcheck) on each of TESTS (every carried
-#               t/cuda_*), SAN_JOBS (8) at once, each stopped after SAN_SECONDS (240) or when
-#               SAN_TOTAL (500) in all have passed, with PKV_TEST_SAMPLE=SAMPLE (1: every case);
-#               the summary says, per run, its exit (124: stopped), its TAP counts and the
-#               tool's summary line
+#   sanitize    main's GPU test programs under compute-sanitizer by make check-cuda-sanitizer's
+#               script (tools/cuda_sanitize.sh), one run a tool and program: each of TOOLS
+#               (memcheck with leak checking, racecheck, synccheck, initcheck) on each of TESTS
+#               (every carried t/cuda_*), SAN_JOBS (8) at once, each stopped after SAN_SECONDS
+#               (240) or when SAN_TOTAL (500) in all have passed, with PKV_TEST_SAMPLE=SAMPLE (1:
+#               every case); the summary has each run's exit (124: stopped) and result line
 # Logs and results go to one tarball in $OUT (the tool brings back few files), and a summary
 # to stdout. Made in the forty-first session (no GPU); run on GPUs since the forty-second.
 #
@@ -27,11 +27,11 @@
 #   doc/trials/gpu-run.sh sanitize [CARRY_DIR]
 # Environment: FUZZ_SECONDS (30), ROUNDS (3), BENCH_SECONDS (500), MODES, MODE_SECONDS and
 # TABLES_SECONDS (tables), OPS (tables: the ops to run; bench: write-decode.sh's, with its HEADS
-# and TOKENS), TOOLS, TESTS, SAN_JOBS, SAN_SECONDS, SAN_TOTAL and
-# SAMPLE (sanitize), and REQUIRE_GPU (1; 0
-# for a dry run on a machine without a GPU).
+# and TOKENS), TOOLS, TESTS, SAN_JOBS, SAN_SECONDS, SAN_TOTAL and SAMPLE (sanitize), and
+# REQUIRE_GPU (1; 0 for a dry run on a machine without a GPU, but sanitize requires one).
 set -uo pipefail
 stage=$1 name=
+root=$(cd "$(dirname "$0")/../.." && pwd)
 [ "$stage" = check ] && name=${2:?check needs main or cand} && shift
 carry=$(realpath "${2:-.carry}")
 out=${OUT:?the device tool sets OUT}
@@ -78,17 +78,19 @@ fuzz() {
         "$(grep -m1 -o 'backends: .*' "$out/logs/fuzz-$tag.log")"
 }
 
-# san TOOL TEST SECONDS: one compute-sanitizer run of a carried test program; its summary line
+# san TOOL TEST SECONDS: make check-cuda-sanitizer's script on one carried test program under
+# one tool (its log is TEST.TOOL.log beside the program); its summary line
 san() {
-    local tool=$1 t=$2 log=$out/logs/san-$1-$2.log opt=
-    [ "$tool" = memcheck ] && opt="--leak-check full"
-    # shellcheck disable=SC2086 # $opt is options, split on purpose
-    env PKV_TEST_REQUIRE_GPU="$req" PKV_TEST_SAMPLE="${SAMPLE:-1}" PKV_TEST_THREADS=2 \
-        timeout "$3" compute-sanitizer --tool "$tool" $opt --error-exitcode 9 \
-        "$w/fz/tests/main/$t" >"$log" 2>&1
-    echo "sanitize $tool $t: exit $?, $(grep -c '^ok' "$log") ok, $(grep -c '^not ok' "$log")" \
-        "not ok, $(grep -c '^1\.\.0 # SKIP' "$log") skipped; $(grep -m1 -o \
-            '\(ERROR\|RACECHECK\) SUMMARY: .*' "$log")"
+    local tool=$1 t=$2 d=$w/fz/tests/main st res
+    (cd "$d" && env PKV_TEST_SAMPLE="${SAMPLE:-1}" PKV_TEST_THREADS=2 TOOLS="$tool" \
+        timeout "$3" sh "$root/tools/cuda_sanitize.sh" "$t") >"$out/logs/san-$tool-$t.txt" 2>&1
+    st=$?
+    cp "$d/$t.$tool.log" "$out/logs/san-$tool-$t.log" 2>/dev/null
+    res=$(grep -m1 '^\(PASS\|FAIL\):' "$out/logs/san-$tool-$t.txt")
+    [ -z "$res" ] && [ "$st" -eq 124 ] &&
+        res="stopped, $(grep -c '^ok' "$out/logs/san-$tool-$t.log") ok, no summary"
+    [ -z "$res" ] && res=$(tail -n 1 "$out/logs/san-$tool-$t.txt")
+    echo "sanitize $tool $t: exit $st; $res"
 }
 
 case $stage in
