@@ -30,6 +30,9 @@ for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
         st=$?
         runs=$((runs + 1))
         summary=$(grep -m1 -o '\(ERROR\|RACECHECK\) SUMMARY: .*' "$log")
+        # a leak fails the run whether or not the tool counts it among its errors
+        leak=$(grep -m1 -o 'LEAK SUMMARY: [1-9].*' "$log") && summary="$summary; $leak" &&
+            [ "$st" -eq 0 ] && st=9
         if [ "$st" -eq 0 ]; then
             echo "PASS: $tool $prog ($(grep -c '^ok' "$log") ok; $summary)"
         else
