@@ -9,7 +9,7 @@
 # racecheck does not run t/cuda_threads: with launches from several host threads at once, CUDA
 # 13.0's compute-sanitizer reported "Internal Sanitizer Error: Detected a failure to track a
 # kernel launch" and did not finish in 400 s (doc/VERIFICATION.md, fifty-sixth session); the
-# other tools run it, and its kernels are those of t/cuda_ops, which racecheck runs.
+# other tools run it, and racecheck runs its ops in t/cuda_ops and the table tests.
 san=${COMPUTE_SANITIZER:-}
 [ -n "$san" ] || san=$(command -v compute-sanitizer 2>/dev/null) || san=
 [ -n "$san" ] || { [ -n "${NVCC:-}" ] && [ -x "$(dirname "$NVCC")/compute-sanitizer" ] &&
