@@ -18,6 +18,9 @@ if [ -z "$san" ]; then
     echo "check-cuda-sanitizer: compute-sanitizer not found (set COMPUTE_SANITIZER)" >&2
     exit 1
 fi
+# as under make check: an ASan build initialises CUDA only without the shadow gap's protection
+ASAN_OPTIONS=${ASAN_OPTIONS:-protect_shadow_gap=0}
+export ASAN_OPTIONS
 runs=0 failed=0
 for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
     opt=
