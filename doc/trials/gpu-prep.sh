@@ -47,17 +47,18 @@ build() {
     cp "$work/$name/pkv" "$work/fz/pkv/$name/pkv"
 }
 
-# NAME's GPU test programs (gcc, sm_90), stripped, into fz/tests/NAME: compute-sanitizer runs
-# them on the device (gpu-run.sh sanitize)
+# NAME's GPU test programs (Makefile.am's CUDA_TESTS; gcc, sm_90), stripped, into
+# fz/tests/NAME: compute-sanitizer runs them on the device (gpu-run.sh sanitize)
 tests() {
-    local name=$1 t
-    # shellcheck disable=SC2046,SC2086 # the programs' names, split on purpose
-    (cd "$work/$name" && make -s -j"$jobs" $(printf 't/%s ' $gpu_tests) >/dev/null)
+    local name=$1 t progs
+    # shellcheck disable=SC2016 # $(CUDA_TESTS) is make's
+    progs=$(cd "$work/$name" && printf 'print-cuda-tests:\n\t@echo $(CUDA_TESTS)\n' |
+        make -s -f Makefile -f - print-cuda-tests)
+    # shellcheck disable=SC2086 # the programs' names, split on purpose
+    (cd "$work/$name" && make -s -j"$jobs" $progs >/dev/null)
     mkdir -p "$work/fz/tests/$name"
-    for t in $gpu_tests; do strip -o "$work/fz/tests/$name/$t" "$work/$name/t/$t"; done
+    for t in $progs; do strip -o "$work/fz/tests/$name/${t#t/}" "$work/$name/$t"; done
 }
-gpu_tests="cuda_ops cuda_threads cuda_rope_table cuda_mrope_table cuda_plan cuda_stream_plan
-    cuda_write_plan cuda_pdl cuda_convert"
 
 # clang build of the named fuzz targets into fz/bin/NAME
 fuzzers() {
