@@ -4,6 +4,7 @@
 #   check NAME  NAME's release tarball (main or cand): PKV_TEST_REQUIRE_GPU=1 make check and
 #               pkv check --gpu; then NAME's fuzzers, FUZZ_SECONDS each, all at once, the
 #               fused ones also with PKV_FUZZ_MANY_WAVES=1
+#   fuzz NAME   NAME's fuzzers alone, as check runs them (a longer campaign: FUZZ_SECONDS)
 #   bench       write-decode.sh on main, cand and the skeleton (three block shapes), ROUNDS
 #               rounds, stopped after BENCH_SECONDS so that what ran still comes back (with
 #               its summary)
@@ -22,6 +23,7 @@
 # to stdout. Made in the forty-first session (no GPU); run on GPUs since the forty-second.
 #
 #   doc/trials/gpu-run.sh check main|cand [CARRY_DIR]      (default .carry)
+#   doc/trials/gpu-run.sh fuzz main|cand [CARRY_DIR]
 #   doc/trials/gpu-run.sh bench [CARRY_DIR]
 #   doc/trials/gpu-run.sh tables [CARRY_DIR]
 #   doc/trials/gpu-run.sh sanitize [CARRY_DIR]
@@ -32,7 +34,7 @@
 set -uo pipefail
 stage=$1 name=
 root=$(cd "$(dirname "$0")/../.." && pwd)
-[ "$stage" = check ] && name=${2:?check needs main or cand} && shift
+case $stage in check | fuzz) name=${2:?$stage needs main or cand} && shift ;; esac
 carry=$(realpath "${2:-.carry}")
 out=${OUT:?the device tool sets OUT}
 w=/tmp/pkv-gpu-run
@@ -93,15 +95,24 @@ san() {
     echo "sanitize $tool $t: exit $st; $res"
 }
 
+# fuzz_all NAME: every fuzzer of NAME at once, the fused ones also over many waves
+fuzz_all() {
+    local f t
+    for f in "$w/fz/bin/$1"/fuzz_*; do
+        t=${f##*/fuzz_}
+        fuzz "$1" "$t" &
+        case $t in fused_*) fuzz "$1" "$t" PKV_FUZZ_MANY_WAVES=1 & ;; esac
+    done
+    wait
+}
+
 case $stage in
 check)
     check "$name"
-    for f in "$w/fz/bin/$name"/fuzz_*; do
-        t=${f##*/fuzz_}
-        fuzz "$name" "$t" &
-        case $t in fused_*) fuzz "$name" "$t" PKV_FUZZ_MANY_WAVES=1 & ;; esac
-    done
-    wait
+    fuzz_all "$name"
+    ;;
+fuzz)
+    fuzz_all "$name"
     ;;
 bench)
     p=$w/fz/pkv
@@ -156,8 +167,8 @@ sanitize)
     wait
     ;;
 *)
-    echo "usage: $0 check main|cand [CARRY_DIR] | bench [CARRY_DIR] | tables [CARRY_DIR] |" \
-        "sanitize [CARRY_DIR]" >&2
+    echo "usage: $0 check|fuzz main|cand [CARRY_DIR] | bench [CARRY_DIR] |" \
+        "tables [CARRY_DIR] | sanitize [CARRY_DIR]" >&2
     exit 2
     ;;
 esac
