@@ -16,7 +16,7 @@ enum { RUN_OP, RUN_BASELINE, RUN_EMPTY, RUN_COPY, RUN_FLOOR };
 
 typedef struct set {
     uint64_t k, v, w, pos, slots, kc, vc;
-    uint64_t mpos[3]; /* MRoPE's three streams with vision, else 0: each stream is pos */
+    uint64_t mpos[3]; /* MRoPE's three streams (each its own array), else 0 */
 } set;
 
 typedef struct bench_case {

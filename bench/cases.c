@@ -64,18 +64,23 @@ double pkvi_bench_op_bytes(int op, uint64_t T, uint64_t row, uint32_t hd)
     }
 }
 
-/* MRoPE's streams for an image of T patches after PKVI_BENCH_POS0 text tokens, as Qwen2-VL
- * numbers them: temporal PKVI_BENCH_POS0 for all, height and width PKVI_BENCH_POS0 plus the
- * patch's row and column in a square grid. The three differ for every patch but the first, so
- * the kernels read three rows a token, from few rows in all (text tokens read one). */
-static void vision_positions(bench_case *b, uint32_t *pos)
+/* MRoPE's three streams, each its own array as the rows of an engine's [3][T] positions tensor
+ * are. Text tokens: all three PKVI_BENCH_POS0 + t (so the kernels read one table row a token,
+ * but three positions). An image of T patches after PKVI_BENCH_POS0 text tokens (vision), as
+ * Qwen2-VL numbers them: temporal PKVI_BENCH_POS0 for all, height and width PKVI_BENCH_POS0 plus
+ * the patch's row and column in a square grid. The three differ for every patch but the first,
+ * so the kernels read three rows a token, from few rows in all. */
+static void mrope_positions(bench_case *b, uint32_t *pos)
 {
     uint64_t T = b->tokens, side = 1;
     while (side * side < T)
         side++;
     for (int st = 0; st < 3; st++) {
         for (uint64_t t = 0; t < T; t++)
-            pos[t] = PKVI_BENCH_POS0 + (uint32_t)(st == 0 ? 0 : st == 1 ? t / side : t % side);
+            pos[t] = PKVI_BENCH_POS0 + (uint32_t)(!b->vision ? t
+                                                  : st == 0  ? 0
+                                                  : st == 1  ? t / side
+                                                             : t % side);
         for (size_t i = 0; i < b->nsets; i++) {
             b->s[i].mpos[st] = pkvi_bench_alloc(T * 4, 0);
             if (pkv_cuda_upload(pkvi_bench_gpu, b->s[i].mpos[st], pos, T * 4))
@@ -126,7 +131,7 @@ void pkvi_bench_setup(bench_case *b)
             pkv_cuda_upload(pkvi_bench_gpu, s->pos, pos, T * 4))
             pkvi_bench_die("upload");
     }
-    if (b->vision && b->op == PKV_OP_FUSED_MROPE_BF16) vision_positions(b, pos);
+    if (b->op == PKV_OP_FUSED_MROPE_BF16) mrope_positions(b, pos);
     b->scratch = pkvi_bench_is_fused(b->op) ? pkvi_bench_alloc(T * row * 4, 0) : 0;
     b->rb = b->read_back ? pkvi_bench_alloc(T * row * 4, 0) : 0;
     free(slots);
