@@ -64,12 +64,13 @@ tests() {
 fuzzers() {
     local name=$1
     shift
-    local d="$work/$name-fz" t
+    local d="$work/$name-fz" t targets=()
+    for t in "$@"; do targets+=("fuzz/fuzz_$t"); done
     cp -a "$work/$name" "$d"
-    (cd "$d" && make -s distclean >/dev/null 2>&1 || true)
+    (cd "$d" && { make -s distclean >/dev/null 2>&1 || true; })
     (cd "$d" && CC=clang ./configure -q --enable-fuzzing --enable-sanitizers \
         --with-nvcc-gencode="$gencode" >/dev/null &&
-        make -s -j"$jobs" $(printf 'fuzz/fuzz_%s ' "$@") >/dev/null)
+        make -s -j"$jobs" "${targets[@]}" >/dev/null)
     mkdir -p "$work/fz/bin/$name"
     for t in "$@"; do
         strip -o "$work/fz/bin/$name/fuzz_$t" "$d/fuzz/fuzz_$t"
