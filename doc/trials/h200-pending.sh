@@ -14,6 +14,10 @@
 #   pkv of a clone with `git apply doc/trials/mrope-dispatch.patch`, configured with
 #       --with-nvcc-gencode="-gencode=arch=compute_90,code=sm_90": strip -o .carry/ab/pkv-disp pkv
 # and on the device: bash .carry/ab/h200.sh
+# Also left open since 7489516 (fifty-seventh session): MRoPE's rows of the H200 tables with text
+# tokens in three position arrays; in the same call, on an H200, after h200.sh:
+#   MODES="graph-table table" OPS=fused_mrope_bf16 TABLES_SECONDS=300 MODE_SECONDS=200 \
+#       doc/trials/gpu-run.sh tables .carry
 set -u
 ab=$(dirname "$(realpath "$0")")
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)
