@@ -5,7 +5,8 @@
 # (mrope-dispatch.patch), graph replays with a table, text tokens and image patches at 8,192,
 # 16,384 and 65,536 tokens, up to 3 rounds in turn (none begun after AB_SECONDS, 120), with
 # fused_bf16 16 x 64 x 16,384 in each round; on another GPU it does nothing. To $OUT/h200.tgz.
-# Written (and carried, as .carry/ab/h200.sh) in the fifty-sixth session; no H200 came.
+# Written (and carried, as .carry/ab/h200.sh) in the fifty-sixth session; run on an H200 in the
+# fifty-eighth, with the tables step below (doc/PERFORMANCE-HISTORY.md, "Fifty-eighth session").
 #
 # Its folder, beside gpu-prep.sh's carry (whose bins.txz has main's pkv), built here for sm_90:
 #   mkdir .carry/ab && cp doc/trials/h200-pending.sh .carry/ab/h200.sh
