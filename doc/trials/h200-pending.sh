@@ -15,9 +15,10 @@
 #   pkv of a clone with `git apply doc/trials/mrope-dispatch.patch`, configured with
 #       --with-nvcc-gencode="-gencode=arch=compute_90,code=sm_90": strip -o .carry/ab/pkv-disp pkv
 # and on the device: bash .carry/ab/h200.sh
-# Also left open since 7489516 (fifty-seventh session): MRoPE's rows of the H200 tables with text
-# tokens in three position arrays; in the same call, on an H200, after h200.sh:
-#   MODES="graph-table table" OPS=fused_mrope_bf16 TABLES_SECONDS=300 MODE_SECONDS=200 \
+# Then, in the same call on an H200, MRoPE's rows of the tables with text tokens in three
+# position arrays (7489516): the modes with a table (MODES="graph-table table") were run so in the
+# fifty-eighth session; those without are left:
+#   MODES="graph single" OPS=fused_mrope_bf16 TABLES_SECONDS=300 MODE_SECONDS=200 \
 #       doc/trials/gpu-run.sh tables .carry
 set -u
 ab=$(dirname "$(realpath "$0")")
