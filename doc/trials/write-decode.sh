@@ -47,13 +47,13 @@ for ((r = 0; r < rounds; r++)); do
     for ((k = 0; k < ${#builds[@]}; k++)); do
         b=${builds[$(((k + r) % ${#builds[@]}))]}
         name=${b%%=*} spec=${b#*=}
-        pkv=${spec%%:*} env=()
-        [ "$spec" != "$pkv" ] && env=("${spec#*:}")
+        pkv=${spec%%:*} vars=()
+        [ "$spec" != "$pkv" ] && vars=("${spec#*:}")
         for op in $OPS; do
             for h in $HEADS; do
                 for t in $TOKENS; do
                     f="$out/$name-r$r-$op-$h-$t.csv"
-                    env "${env[@]}" "$pkv" bench --rope-table --graph --op "$op" --heads "$h" \
+                    env "${vars[@]}" "$pkv" bench --rope-table --graph --op "$op" --heads "$h" \
                         --tokens "$t" --runs 1 --csv "$f" >"$f.log" 2>&1
                     st=$?
                     if [ $st -ne 0 ]; then
