@@ -17,9 +17,10 @@
 # and on the device: bash .carry/ab/h200.sh
 # Then, in the same call on an H200, MRoPE's rows of the tables with text tokens in three
 # position arrays (7489516): the modes with a table (MODES="graph-table table") were run so in the
-# fifty-eighth session; those without are left:
+# fifty-eighth session, those without in the fifty-ninth (on their own, with gpu-prep.sh's carry):
 #   MODES="graph single" OPS=fused_mrope_bf16 TABLES_SECONDS=300 MODE_SECONDS=200 \
 #       doc/trials/gpu-run.sh tables .carry
+# Nothing it lists is left to run.
 set -u
 ab=$(dirname "$(realpath "$0")")
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)
