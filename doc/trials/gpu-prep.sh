@@ -6,6 +6,9 @@
 #                              sm_90 only; libFuzzer + ASan + UBSan fuzzers of main (ten
 #                              targets) and cand (the four writes), stripped; main's GPU test
 #                              programs (t/cuda_*), stripped, for gpu-run.sh sanitize; the corpus
+#   fskel/pkv, fskel2/pkv      with FUSED_SKEL=1: pkv of HEAD + doc/skeleton.patch, the fused
+#                              kernels' memory skeleton (-DPKVK_SKEL) and that without the table's
+#                              loads (-DPKVK_SKEL -DPKVK_SKEL2), for write-decode.sh's A/Bs (EXIT3)
 # Fuzzers need clang, which the device lacks; the binaries load libcuda.so.1 at run time.
 # Made in the forty-first session (no GPU) so that a GPU session spends its minutes measuring.
 #
@@ -13,7 +16,7 @@
 # Environment: GENCODE (default sm_90's), JOBS (default: the CPU count), BASE (the commit to
 # build, default HEAD; the two patches apply to ffc1298, where write-first-chunk.patch had not
 # yet landed: BASE=ffc1298 rebuilds the forty-second session's A/B), MAIN_ONLY (1: main alone,
-# without cand and the skeleton, for gpu-run.sh's check main and tables).
+# without cand and the skeleton, for gpu-run.sh's check main and tables), FUSED_SKEL (above).
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 carry=$(realpath -m "${1:-$root/.carry}")
@@ -91,6 +94,15 @@ if [ "${MAIN_ONLY:-0}" != 1 ]; then
     log "skel: + write-skeleton.patch"
     checkout skel write-skeleton.patch
     build skel no NVCCFLAGS=-DPKVK_WSKEL CFLAGS='-O2 -DPKVK_WSKEL'
+fi
+if [ "${FUSED_SKEL:-0}" = 1 ]; then
+    for v in fskel fskel2; do
+        log "$v: + doc/skeleton.patch"
+        checkout "$v" ../skeleton.patch
+    done
+    build fskel no NVCCFLAGS=-DPKVK_SKEL
+    build fskel2 no "NVCCFLAGS=-DPKVK_SKEL -DPKVK_SKEL2"
+    for v in fskel fskel2; do mkdir -p "$carry/$v" && cp "$work/fz/pkv/$v/pkv" "$carry/$v/pkv"; done
 fi
 cp -a "$root/fuzz/corpus" "$work/fz/corpus"
 cp "$root/doc/trials/write-decode.sh" "$work/fz/"
