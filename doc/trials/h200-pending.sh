@@ -20,7 +20,8 @@
 # fifty-eighth session, those without in the fifty-ninth (on their own, with gpu-prep.sh's carry):
 #   MODES="graph single" OPS=fused_mrope_bf16 TABLES_SECONDS=300 MODE_SECONDS=200 \
 #       doc/trials/gpu-run.sh tables .carry
-# Nothing it lists is left to run.
+# Nothing it lists is left to run. Left for an H200 since the sixtieth session: the fused
+# skeleton A/B of doc/trials/README.md.
 set -u
 ab=$(dirname "$(realpath "$0")")
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)
